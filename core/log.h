@@ -1,0 +1,39 @@
+/* encore: the one logging path.
+ *
+ * Every message encore prints starts with "encore: ". Formatting happens in a
+ * stack buffer and is written with one write(2); nothing here allocates, so it
+ * is safe from any hook, from a destructor and after a fork. */
+#ifndef ENCORE_LOG_H
+#define ENCORE_LOG_H
+
+#include <stdarg.h>
+
+enum enc_log_level {
+    ENC_LOG_ERROR = 0, /* internal failure: encore switches itself off */
+    ENC_LOG_WARN = 1,  /* something the user should know (bad option, capture failure) */
+    ENC_LOG_INFO = 2,  /* start-up, configuration */
+    ENC_LOG_DEBUG = 3, /* per-sequence events */
+    ENC_LOG_TRACE = 4  /* per-launch events: slow */
+};
+
+/* Current threshold, set from ENCORE_LOG_LEVEL; messages above it are dropped. */
+extern int enc_log_threshold;
+
+void enc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void enc_vlog(int level, const char *fmt, va_list ap);
+
+/* Warn once per call site: `static int once; enc_warn_once(&once, ...)`. */
+void enc_warn_once(int *once_flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Redirect the log (and report) file descriptor; default is 2 (stderr). */
+void enc_log_set_fd(int fd);
+int enc_log_fd(void);
+
+#define ENC_WARN(...) enc_log(ENC_LOG_WARN, __VA_ARGS__)
+#define ENC_INFO(...) enc_log(ENC_LOG_INFO, __VA_ARGS__)
+#define ENC_DEBUG(...) \
+    do { if (enc_log_threshold >= ENC_LOG_DEBUG) enc_log(ENC_LOG_DEBUG, __VA_ARGS__); } while (0)
+#define ENC_WARN_ONCE(...) \
+    do { static int enc_once_; enc_warn_once(&enc_once_, __VA_ARGS__); } while (0)
+
+#endif

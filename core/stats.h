@@ -1,0 +1,85 @@
+/* encore: statistics kept by the engine and read by the report.
+ *
+ * Hot-path counters live in per-thread blocks (plain relaxed stores, no
+ * locked instructions); enc_stats_snapshot() adds them up. Rare events
+ * (captures, divergences) are recorded under the engine's locks. */
+#ifndef ENCORE_STATS_H
+#define ENCORE_STATS_H
+
+#include <stdint.h>
+
+/* Hook classes (policy/entry_class.h has the table that assigns them). */
+enum enc_class {
+    ENC_CLASS_PASS = 0,     /* pure query: straight through */
+    ENC_CLASS_LAUNCH,       /* kernel launch: may be deferred and replayed */
+    ENC_CLASS_FLUSH_STREAM, /* stream-ordered work or query on one stream */
+    ENC_CLASS_FLUSH_ALL,    /* may observe any stream: device sync, blocking copy, free, unknown */
+    ENC_CLASS_COUNT
+};
+
+/* Why held launches were issued or a learning chunk was cut. */
+enum enc_flush_reason {
+    ENC_FLUSH_STREAM_CALL = 0, /* a flush-stream call on the same stream */
+    ENC_FLUSH_ALL_CALL,        /* a flush-everything call (any thread) */
+    ENC_FLUSH_LEGACY_ORDER,    /* legacy default stream implicit synchronisation */
+    ENC_FLUSH_DEADLINE,        /* the flush deadline passed with launches held */
+    ENC_FLUSH_CHUNK_END,       /* a chunk reached ENCORE_MAX_CHUNK */
+    ENC_FLUSH_CAPTURE,         /* the program began capturing a stream */
+    ENC_FLUSH_OPAQUE_LAUNCH,   /* a launch encore cannot fingerprint (no parameter info, cooperative) */
+    ENC_FLUSH_EXIT,            /* process exit */
+    ENC_FLUSH_REASON_COUNT
+};
+
+/* What made a held sequence diverge from every hot sequence. */
+enum enc_divergence_kind {
+    ENC_DIV_KERNEL = 0, /* a different kernel came */
+    ENC_DIV_CONFIG,     /* same kernel, other grid/block/shared memory/attributes */
+    ENC_DIV_ARGS,       /* same kernel and configuration, other argument bytes */
+    ENC_DIV_SHORT,      /* a flush point came before the sequence was complete */
+    ENC_DIV_KIND_COUNT
+};
+
+typedef struct enc_summary {
+    uint64_t calls[ENC_CLASS_COUNT];  /* hook calls per class (the program's own calls) */
+    uint64_t launches_seen;           /* every kernel launch the program made */
+    uint64_t launches_replayed;       /* of those, issued as part of a graph */
+    uint64_t launches_eager;          /* issued one by one (never held or held then released) */
+    uint64_t graphs_captured;
+    uint64_t graph_launches;          /* replays */
+    uint64_t graphs_evicted;
+    uint64_t capture_failures;
+    uint64_t divergences;
+    uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
+    uint64_t flushes[ENC_FLUSH_REASON_COUNT]; /* times held launches were released, per reason */
+    uint64_t deferred_ns;             /* CPU time spent in the deferring launch path (sampled) */
+    uint64_t deferred_samples;
+    int disabled;                     /* encore switched itself off after an internal failure */
+} enc_summary;
+
+/* One hot (captured) sequence, for the report's top list. */
+typedef struct enc_seq_info {
+    uint64_t id;
+    uint32_t length;       /* launches in the graph */
+    uint64_t hits;         /* graph launches */
+    const char *kernels[3];/* names of the first kernels (may be NULL) */
+    int evicted;
+} enc_seq_info;
+
+/* One divergence reason, aggregated by (kind, expected kernel, got kernel, argument). */
+typedef struct enc_div_info {
+    enum enc_divergence_kind kind;
+    const char *expected;  /* kernel name expected at that position (may be NULL) */
+    const char *got;       /* kernel name that came (may be NULL for ENC_DIV_SHORT) */
+    int arg_index;         /* first differing argument for ENC_DIV_ARGS, else -1 */
+    uint32_t position;     /* position in the sequence where it diverged */
+    uint64_t count;
+} enc_div_info;
+
+void enc_stats_snapshot(enc_summary *out);
+/* Calls fn for every sequence ever captured (evicted ones too). */
+void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx);
+void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx);
+/* True once the program has made any CUDA call through encore. */
+int enc_stats_touched(void);
+
+#endif

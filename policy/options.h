@@ -1,0 +1,78 @@
+/* encore: the one table of ENCORE_* options.
+ *
+ * Each row: field, environment variable, type, default (as a string, parsed
+ * by the same code as the environment), minimum, maximum, one-line help.
+ * options.c parses every row once at start-up, validates it, warns about bad
+ * values (naming the variable, the value and the default used) and prints the
+ * effective configuration on request. README's options table is checked
+ * against this table by a test. */
+#ifndef ENCORE_OPTIONS_H
+#define ENCORE_OPTIONS_H
+
+#include <stdint.h>
+
+enum enc_opt_type {
+    ENC_OPT_BOOL,     /* 1/0, on/off, true/false, yes/no */
+    ENC_OPT_INT,      /* integer in [min, max] */
+    ENC_OPT_DURATION, /* microseconds; accepts units us, ms, s */
+    ENC_OPT_STRING,   /* free text (paths, patterns), at most ENC_OPT_STRLEN-1 bytes */
+    ENC_OPT_LEVEL     /* log level: error, warn, info, debug, trace (or 0..4) */
+};
+
+#define ENC_OPT_STRLEN 512
+
+/*  X(field,          env name,                   type,             default,  min, max,      help) */
+#define ENC_OPTIONS(X)                                                                                   \
+    X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 makes encore a pure pass-through") \
+    X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "2",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
+    X(max_chunk,      "ENCORE_MAX_CHUNK",         ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into chunks") \
+    X(min_chunk,      "ENCORE_MIN_CHUNK",         ENC_OPT_INT,      "2",      1, 4096,        "shortest launch sequence worth a graph") \
+    X(max_graphs,     "ENCORE_MAX_GRAPHS",        ENC_OPT_INT,      "1024",   1, 1000000,     "graphs kept at most; the least recently used is evicted") \
+    X(flush_deadline, "ENCORE_FLUSH_DEADLINE",    ENC_OPT_DURATION, "200us",  1, 10000000,    "held launches are issued after this long even if no CUDA call comes") \
+    X(include,        "ENCORE_INCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "only sequences whose kernels all match one of these comma-separated name patterns (fnmatch) are captured") \
+    X(exclude,        "ENCORE_EXCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "sequences containing a kernel matching one of these comma-separated patterns are never captured") \
+    X(report,         "ENCORE_REPORT",            ENC_OPT_BOOL,     "0",      0, 1,           "print the hit-rate report at exit") \
+    X(report_file,    "ENCORE_REPORT_FILE",       ENC_OPT_STRING,   "",       0, 0,           "write the report to this file instead of stderr (%p is replaced by the process id)") \
+    X(log_path,       "ENCORE_LOG",               ENC_OPT_STRING,   "",       0, 0,           "write JSON-lines events and a final summary to this file (%p is replaced by the process id)") \
+    X(log_level,      "ENCORE_LOG_LEVEL",         ENC_OPT_LEVEL,    "warn",   0, 4,           "stderr verbosity: error, warn, info, debug, trace") \
+    X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
+    X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)")
+
+typedef struct enc_options {
+#define ENC_OPT_FIELD(field, env, type, def, min, max, help) ENC_OPT_FIELD_##type(field)
+#define ENC_OPT_FIELD_ENC_OPT_BOOL(f) int f;
+#define ENC_OPT_FIELD_ENC_OPT_INT(f) int64_t f;
+#define ENC_OPT_FIELD_ENC_OPT_DURATION(f) int64_t f;
+#define ENC_OPT_FIELD_ENC_OPT_STRING(f) char f[ENC_OPT_STRLEN];
+#define ENC_OPT_FIELD_ENC_OPT_LEVEL(f) int f;
+    ENC_OPTIONS(ENC_OPT_FIELD)
+#undef ENC_OPT_FIELD
+} enc_options;
+
+/* The effective options. Valid after enc_options_init(); read-only afterwards. */
+extern enc_options enc_opt;
+
+/* Parse every ENCORE_* variable from the environment (once; later calls do
+ * nothing). Warns about bad values and unknown ENCORE_* names. */
+void enc_options_init(void);
+
+/* Parse from an explicit lookup function instead of getenv (for tests).
+ * Resets every option to its default first. */
+void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void *ctx);
+
+/* Print the effective configuration (name=value  # help) to the log fd. */
+void enc_options_print(void);
+
+/* Table access for tests and the README check. */
+typedef struct enc_option_desc {
+    const char *field;
+    const char *env;
+    enum enc_opt_type type;
+    const char *def;
+    int64_t min, max;
+    const char *help;
+} enc_option_desc;
+extern const enc_option_desc enc_option_table[];
+extern const int enc_option_count;
+
+#endif
