@@ -16,7 +16,9 @@ enum enc_log_level {
     ENC_LOG_TRACE = 4  /* per-launch events: slow */
 };
 
-/* Current threshold, set from ENCORE_LOG_LEVEL; messages above it are dropped. */
+/* Current threshold, set from ENCORE_LOG_LEVEL by enc_options_init(); messages
+ * above it are dropped. Warnings and errors are forwarded to the JSON log
+ * (ENCORE_LOG) whatever the threshold. */
 extern int enc_log_threshold;
 
 void enc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -28,6 +30,13 @@ void enc_warn_once(int *once_flag, const char *fmt, ...) __attribute__((format(p
 /* Redirect the log (and report) file descriptor; default is 2 (stderr). */
 void enc_log_set_fd(int fd);
 int enc_log_fd(void);
+
+/* One line with the "encore: " prefix whatever the threshold, not forwarded
+ * to the JSON log (used for the ENCORE_PRINT_CONFIG listing). */
+void enc_log_plain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Write all of buf to fd, retrying on EINTR and short writes. 0 or -1. */
+int enc_write_all(int fd, const char *buf, unsigned long len);
 
 #define ENC_WARN(...) enc_log(ENC_LOG_WARN, __VA_ARGS__)
 #define ENC_INFO(...) enc_log(ENC_LOG_INFO, __VA_ARGS__)

@@ -9,6 +9,7 @@
 #ifndef ENCORE_OPTIONS_H
 #define ENCORE_OPTIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum enc_opt_type {
@@ -32,7 +33,7 @@ enum enc_opt_type {
     X(include,        "ENCORE_INCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "only sequences whose kernels all match one of these comma-separated name patterns (fnmatch) are captured") \
     X(exclude,        "ENCORE_EXCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "sequences containing a kernel matching one of these comma-separated patterns are never captured") \
     X(report,         "ENCORE_REPORT",            ENC_OPT_BOOL,     "0",      0, 1,           "print the hit-rate report at exit") \
-    X(report_file,    "ENCORE_REPORT_FILE",       ENC_OPT_STRING,   "",       0, 0,           "write the report to this file instead of stderr (%p is replaced by the process id)") \
+    X(report_file,    "ENCORE_REPORT_FILE",       ENC_OPT_STRING,   "",       0, 0,           "write the report to this file (appended) instead of stderr; implies ENCORE_REPORT=1 (%p is replaced by the process id)") \
     X(log_path,       "ENCORE_LOG",               ENC_OPT_STRING,   "",       0, 0,           "write JSON-lines events and a final summary to this file (%p is replaced by the process id)") \
     X(log_level,      "ENCORE_LOG_LEVEL",         ENC_OPT_LEVEL,    "warn",   0, 4,           "stderr verbosity: error, warn, info, debug, trace") \
     X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
@@ -71,8 +72,34 @@ typedef struct enc_option_desc {
     const char *def;
     int64_t min, max;
     const char *help;
+    size_t offset;        /* offsetof(enc_options, field) */
 } enc_option_desc;
 extern const enc_option_desc enc_option_table[];
 extern const int enc_option_count;
+
+/* Where an option's effective value came from. */
+enum enc_opt_source {
+    ENC_OPT_FROM_DEFAULT = 0, /* not set (or set to the empty string) */
+    ENC_OPT_FROM_ENV,         /* set to a valid value */
+    ENC_OPT_FROM_BAD_ENV      /* set to a bad value: warned, default used */
+};
+enum enc_opt_source enc_option_source(int index);
+
+/* Effective value of row `index`: numeric rows (bool, int, duration in
+ * microseconds, level) and string rows. */
+int64_t enc_option_int(int index);
+const char *enc_option_str(int index);
+
+/* Effective value of row `index` as text, in the form the environment accepts
+ * (durations with a unit, levels by name). Returns the length (snprintf-like). */
+int enc_option_format(int index, char *buf, size_t cap);
+
+/* Name of a log level 0..4 ("error" .. "trace"); "?" otherwise. */
+const char *enc_log_level_name(int level);
+
+/* Warn once about every ENCORE_* name in envp that is no option (suggesting
+ * the closest one). enc_options_init() does this for environ; tests pass
+ * their own array. Returns how many unknown names were found. */
+int enc_options_check_environ(char *const *envp);
 
 #endif
