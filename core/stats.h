@@ -82,4 +82,40 @@ void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void
 /* True once the program has made any CUDA call through encore. */
 int enc_stats_touched(void);
 
+/* ---- engine side ----------------------------------------------------------
+ * Per-thread counters: only the owning thread writes (relaxed atomic stores,
+ * no locked instruction); snapshots read them with relaxed loads. */
+typedef struct enc_tstats {
+    uint64_t calls[ENC_CLASS_COUNT];
+    uint64_t launches_seen, launches_replayed, launches_eager, graph_launches;
+    uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
+    uint64_t flushes[ENC_FLUSH_REASON_COUNT];
+    uint64_t deferred_ns, deferred_samples;
+    struct enc_tstats *next;
+} enc_tstats;
+
+enc_tstats *enc_tstats_slow(void);
+extern __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
+static inline enc_tstats *enc_tstats_get(void) {
+    enc_tstats *t = enc_tstats_tls;
+    return __builtin_expect(t != 0, 1) ? t : enc_tstats_slow();
+}
+#define ENC_TSTAT_ADD(field, v)                                                   \
+    do {                                                                          \
+        enc_tstats *t_ = enc_tstats_get();                                        \
+        if (t_) __atomic_store_n(&t_->field, t_->field + (v), __ATOMIC_RELAXED); \
+    } while (0)
+
+/* Rare events, recorded under the stats lock. */
+uint64_t enc_stats_new_seq(uint32_t length, const char *k0, const char *k1, const char *k2);
+void enc_stats_seq_hit(uint64_t id, uint64_t hits);
+void enc_stats_seq_evicted(uint64_t id);
+void enc_stats_divergence(enum enc_divergence_kind kind, const char *expected, const char *got, int arg_index,
+                          uint32_t position);
+void enc_stats_graph_captured(void);
+void enc_stats_graph_evicted(void);
+void enc_stats_capture_failed(void);
+void enc_stats_set_disabled(void);
+void enc_stats_touch(void);
+
 #endif

@@ -1,0 +1,48 @@
+/* encore: the real driver functions the engine calls itself.
+ *
+ * Resolved once from the real libcuda through its own cuGetProcAddress, at
+ * the version encore was built against. Every call the engine makes through
+ * these runs with enc_tls_guard set. */
+#ifndef ENCORE_DRIVER_H
+#define ENCORE_DRIVER_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+typedef struct enc_driver {
+    PFN_cuGetProcAddress_v12000 getProcAddress;
+    PFN_cuLaunchKernel_v4000 launchKernel;
+    PFN_cuLaunchKernelEx_v11060 launchKernelEx;
+    PFN_cuStreamBeginCapture_v10010 streamBeginCapture;
+    PFN_cuStreamEndCapture_v10000 streamEndCapture;
+    PFN_cuGraphInstantiateWithFlags_v11040 graphInstantiate;
+    PFN_cuGraphLaunch_v10000 graphLaunch;
+    PFN_cuGraphExecDestroy_v10000 graphExecDestroy;
+    PFN_cuGraphDestroy_v10000 graphDestroy;
+    PFN_cuStreamCreate_v2000 streamCreate;
+    PFN_cuStreamGetFlags_v5050 streamGetFlags;
+    PFN_cuStreamGetCtx_v9020 streamGetCtx;
+    PFN_cuCtxGetCurrent_v4000 ctxGetCurrent;
+    PFN_cuCtxPushCurrent_v4000 ctxPushCurrent;
+    PFN_cuCtxPopCurrent_v4000 ctxPopCurrent;
+    PFN_cuFuncGetParamInfo_v12040 funcGetParamInfo;
+    PFN_cuKernelGetParamInfo_v12040 kernelGetParamInfo;
+    PFN_cuFuncGetName_v12030 funcGetName;
+    PFN_cuKernelGetName_v12030 kernelGetName;
+    PFN_cuEventCreate_v2000 eventCreate;
+    PFN_cuEventRecord_v2000 eventRecord;
+    PFN_cuStreamWaitEvent_v3020 streamWaitEvent;
+} enc_driver;
+
+extern enc_driver enc_drv;
+
+/* dlopen the real libcuda (once); NULL if there is none. */
+void *enc_libcuda(void);
+/* The real dlsym (glibc's), found with dlvsym. */
+void *enc_real_dlsym(void *handle, const char *name);
+/* Resolve enc_drv; returns 0 on success. Safe to call more than once. */
+int enc_driver_resolve(void);
+/* Does this address belong to the real libcuda? */
+int enc_in_libcuda(const void *addr);
+
+#endif

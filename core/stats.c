@@ -1,0 +1,176 @@
+/* encore: statistics.
+ *
+ * Hot counters are per thread (enc_tstats, see stats.h); sequences and
+ * divergence reasons are rare and kept in small tables under one lock. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+#include "core/stats.h"
+
+__thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
+static enc_tstats *all_tstats;          /* every thread's block, pushed once per thread */
+static uint64_t g_captured, g_evicted, g_capture_failures;
+static int g_disabled, g_touched;
+
+enc_tstats *enc_tstats_slow(void) {
+    enc_tstats *t = calloc(1, sizeof *t); /* once per thread */
+    if (!t) return NULL;
+    t->next = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE);
+    while (!__atomic_compare_exchange_n(&all_tstats, &t->next, t, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    }
+    enc_tstats_tls = t;
+    return t;
+}
+
+void enc_stats_count_call(int cls) { ENC_TSTAT_ADD(calls[cls], 1); }
+void enc_stats_graph_captured(void) { __atomic_fetch_add(&g_captured, 1, __ATOMIC_RELAXED); }
+void enc_stats_graph_evicted(void) { __atomic_fetch_add(&g_evicted, 1, __ATOMIC_RELAXED); }
+void enc_stats_capture_failed(void) { __atomic_fetch_add(&g_capture_failures, 1, __ATOMIC_RELAXED); }
+void enc_stats_set_disabled(void) { __atomic_store_n(&g_disabled, 1, __ATOMIC_RELAXED); }
+void enc_stats_touch(void) {
+    if (!__atomic_load_n(&g_touched, __ATOMIC_RELAXED)) __atomic_store_n(&g_touched, 1, __ATOMIC_RELAXED);
+}
+int enc_stats_touched(void) { return __atomic_load_n(&g_touched, __ATOMIC_RELAXED); }
+
+void enc_stats_snapshot(enc_summary *s) {
+    memset(s, 0, sizeof *s);
+    for (enc_tstats *t = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE); t; t = t->next) {
+#define RD(f) __atomic_load_n(&t->f, __ATOMIC_RELAXED)
+        for (int i = 0; i < ENC_CLASS_COUNT; i++) s->calls[i] += RD(calls[i]);
+        s->launches_seen += RD(launches_seen);
+        s->launches_replayed += RD(launches_replayed);
+        s->launches_eager += RD(launches_eager);
+        s->graph_launches += RD(graph_launches);
+        s->divergences += RD(divergences);
+        for (int i = 0; i < ENC_DIV_KIND_COUNT; i++) s->divergences_by_kind[i] += RD(divergences_by_kind[i]);
+        for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
+        s->deferred_ns += RD(deferred_ns);
+        s->deferred_samples += RD(deferred_samples);
+#undef RD
+    }
+    s->graphs_captured = __atomic_load_n(&g_captured, __ATOMIC_RELAXED);
+    s->graphs_evicted = __atomic_load_n(&g_evicted, __ATOMIC_RELAXED);
+    s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);
+    s->disabled = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);
+}
+
+/* ---- sequences and divergence reasons ------------------------------------ */
+
+#define MAX_SEQS 4096
+#define MAX_DIVS 256
+#define NAME_LEN 96
+
+typedef struct seq_rec {
+    uint64_t id, hits;
+    uint32_t length;
+    int evicted;
+    char names[3][NAME_LEN];
+} seq_rec;
+
+typedef struct div_rec {
+    enum enc_divergence_kind kind;
+    int arg_index;
+    uint32_t position;
+    uint64_t count;
+    char expected[NAME_LEN], got[NAME_LEN];
+} div_rec;
+
+static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static seq_rec *seqs; /* allocated on first capture */
+static int nseqs;
+static uint64_t next_seq_id = 1;
+static div_rec divs[MAX_DIVS];
+static int ndivs;
+
+static void copy_name(char *dst, const char *src) {
+    if (!src) { dst[0] = 0; return; }
+    strncpy(dst, src, NAME_LEN - 1);
+    dst[NAME_LEN - 1] = 0;
+}
+
+uint64_t enc_stats_new_seq(uint32_t length, const char *k0, const char *k1, const char *k2) {
+    pthread_mutex_lock(&stats_mu);
+    uint64_t id = next_seq_id++;
+    if (!seqs) seqs = calloc(MAX_SEQS, sizeof *seqs);
+    if (seqs && nseqs < MAX_SEQS) {
+        seq_rec *r = &seqs[nseqs++];
+        r->id = id;
+        r->length = length;
+        copy_name(r->names[0], k0);
+        copy_name(r->names[1], k1);
+        copy_name(r->names[2], k2);
+    }
+    pthread_mutex_unlock(&stats_mu);
+    return id;
+}
+
+static seq_rec *find_seq(uint64_t id) {
+    int lo = 0, hi = nseqs - 1; /* ids are increasing */
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (seqs[mid].id == id) return &seqs[mid];
+        if (seqs[mid].id < id) lo = mid + 1; else hi = mid - 1;
+    }
+    return NULL;
+}
+
+void enc_stats_seq_hit(uint64_t id, uint64_t hits) {
+    pthread_mutex_lock(&stats_mu);
+    seq_rec *r = seqs ? find_seq(id) : NULL;
+    if (r) r->hits = hits;
+    pthread_mutex_unlock(&stats_mu);
+}
+
+void enc_stats_seq_evicted(uint64_t id) {
+    pthread_mutex_lock(&stats_mu);
+    seq_rec *r = seqs ? find_seq(id) : NULL;
+    if (r) r->evicted = 1;
+    pthread_mutex_unlock(&stats_mu);
+}
+
+void enc_stats_divergence(enum enc_divergence_kind kind, const char *expected, const char *got, int arg_index,
+                          uint32_t position) {
+    pthread_mutex_lock(&stats_mu);
+    const char *e = expected ? expected : "", *g = got ? got : "";
+    int i;
+    for (i = 0; i < ndivs; i++)
+        if (divs[i].kind == kind && divs[i].arg_index == arg_index && divs[i].position == position &&
+            strncmp(divs[i].expected, e, NAME_LEN - 1) == 0 && strncmp(divs[i].got, g, NAME_LEN - 1) == 0)
+            break;
+    if (i == ndivs && ndivs < MAX_DIVS) {
+        div_rec *d = &divs[ndivs++];
+        d->kind = kind;
+        d->arg_index = arg_index;
+        d->position = position;
+        copy_name(d->expected, e);
+        copy_name(d->got, g);
+    }
+    if (i < MAX_DIVS) divs[i].count++;
+    pthread_mutex_unlock(&stats_mu);
+}
+
+void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) {
+    pthread_mutex_lock(&stats_mu);
+    for (int i = 0; i < nseqs; i++) {
+        enc_seq_info s = {.id = seqs[i].id, .length = seqs[i].length, .hits = seqs[i].hits,
+                          .evicted = seqs[i].evicted};
+        for (int k = 0; k < 3; k++) s.kernels[k] = seqs[i].names[k][0] ? seqs[i].names[k] : NULL;
+        fn(&s, ctx);
+    }
+    pthread_mutex_unlock(&stats_mu);
+}
+
+void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx) {
+    pthread_mutex_lock(&stats_mu);
+    for (int i = 0; i < ndivs; i++) {
+        enc_div_info d = {.kind = divs[i].kind, .arg_index = divs[i].arg_index, .position = divs[i].position,
+                          .count = divs[i].count,
+                          .expected = divs[i].expected[0] ? divs[i].expected : NULL,
+                          .got = divs[i].got[0] ? divs[i].got : NULL};
+        fn(&d, ctx);
+    }
+    pthread_mutex_unlock(&stats_mu);
+}

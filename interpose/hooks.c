@@ -1,0 +1,152 @@
+/* encore: the run-time side of the generated hooks.
+ *
+ * Tables are generated (hooks_gen.c); this file looks them up, resolves real
+ * pointers, hands out trampolines for unknown entry points, and forwards each
+ * hooked call to the core according to its class from policy/. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "core/driver.h"
+#include "core/engine.h"
+#include "core/log.h"
+#include "interpose/hooks.h"
+#include "hooks_gen.h"
+#include "policy/entry_class.h"
+
+unsigned char enc_entry_class[ENC_ENTRY_COUNT];
+unsigned char enc_entry_flags[ENC_ENTRY_COUNT];
+
+void enc_interpose_init(void) {
+    for (int i = 0; i < ENC_ENTRY_COUNT; i++) {
+        unsigned char cls, flags;
+        enc_policy_lookup(enc_entry_names[i], &cls, &flags);
+        enc_entry_flags[i] = flags;
+        __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
+    }
+}
+
+int enc_find_export(const char *name) {
+    int lo = 0, hi = ENC_EXPORT_COUNT - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(enc_exports[mid].name, name);
+        if (c == 0) return mid;
+        if (c < 0) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Variants are sorted by (base, per_thread, version): find the newest
+ * version not above `version` with the given per-thread flag. */
+int enc_find_variant(const char *base, int version, int per_thread) {
+    int lo = 0, hi = ENC_VARIANT_COUNT - 1, first = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(enc_variants[mid].base, base);
+        if (c >= 0) { if (c == 0) first = mid; hi = mid - 1; } else lo = mid + 1;
+    }
+    if (first < 0) return -1;
+    int best = -1;
+    for (int i = first; i < ENC_VARIANT_COUNT && strcmp(enc_variants[i].base, base) == 0; i++)
+        if (enc_variants[i].per_thread == per_thread && enc_variants[i].version <= version) best = i;
+    return best;
+}
+
+/* Stand-in for an exported entry point the real driver does not have. */
+static CUresult missing_entry_point(void) { return CUDA_ERROR_NOT_SUPPORTED; }
+
+void *enc_resolve_export(int i) {
+    void *lib = enc_libcuda();
+    void *p = lib ? enc_real_dlsym(lib, enc_exports[i].name) : NULL;
+    if (!p) {
+        enc_log(ENC_LOG_WARN, "the driver has no %s (returning CUDA_ERROR_NOT_SUPPORTED)", enc_exports[i].name);
+        p = (void *)missing_entry_point;
+    }
+    void *expected = NULL;
+    if (!__atomic_compare_exchange_n(&enc_real_export[i], &expected, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return expected;
+    return p;
+}
+
+/* ---- trampolines for entry points the headers do not describe ---------- */
+
+static void *trampoline_target[ENC_TRAMPOLINES];
+static char trampoline_name[ENC_TRAMPOLINES][64];
+static int trampoline_used;
+
+void *enc_trampoline_for(void *real, const char *name) {
+#if defined(__x86_64__)
+    int n = __atomic_load_n(&trampoline_used, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (__atomic_load_n(&trampoline_target[i], __ATOMIC_ACQUIRE) == real) return enc_trampolines[i];
+    int i = __atomic_fetch_add(&trampoline_used, 1, __ATOMIC_ACQ_REL);
+    if (i >= ENC_TRAMPOLINES) return NULL;
+    strncpy(trampoline_name[i], name, sizeof trampoline_name[i] - 1); /* the caller's string may not live */
+    __atomic_store_n(&trampoline_target[i], real, __ATOMIC_RELEASE);
+    ENC_DEBUG("%s is not in the CUDA headers encore was built with: calls flush everything", name);
+    return enc_trampolines[i];
+#else
+    (void)real; (void)name;
+    return NULL;
+#endif
+}
+
+void *enc_trampoline_enter(unsigned int index) {
+    void *target = __atomic_load_n(&trampoline_target[index], __ATOMIC_ACQUIRE);
+    if (!enc_tls_guard && enc_active) {
+        enc_stats_count_call(ENC_CLASS_FLUSH_ALL);
+        enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+    }
+    return target;
+}
+
+/* ---- hooked calls -------------------------------------------------------- */
+
+int enc_hook_pre(int entry, CUstream stream, int per_thread) {
+    if (enc_tls_guard) return 0;
+    enc_core_ensure_init();
+    int cls = enc_entry_class[entry];
+    enc_tls_guard = 1;
+    if (!enc_active) return 1;
+    enc_stats_count_call(cls);
+    unsigned char flags = enc_entry_flags[entry];
+    if (flags & ENC_F_STREAM_DESTROY) enc_core_stream_destroy(stream, per_thread);
+    if (flags & ENC_F_UNLOAD) enc_core_module_unload();
+    int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
+    if (cls == ENC_CLASS_LAUNCH) /* a launch shape the engine does not defer (cooperative, legacy API) */
+        enc_core_opaque_launch(one_stream ? stream : NULL, one_stream ? per_thread : -1);
+    else if (cls == ENC_CLASS_FLUSH_STREAM && one_stream && stream != ENC_MANY_STREAMS)
+        enc_core_flush_stream(stream, per_thread,
+                              (flags & ENC_F_CAPTURE_BEGIN) ? ENC_FLUSH_CAPTURE : ENC_FLUSH_STREAM_CALL);
+    else if (cls != ENC_CLASS_PASS)
+        enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* flush-all, unknown, or a stream call without one stream */
+    return 1;
+}
+
+void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {
+    enc_tls_guard = 0;
+    if (!enc_active) return;
+    unsigned char flags = enc_entry_flags[entry];
+    if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
+    if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
+}
+
+CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
+                            unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+                            CUstream stream, void **params, void **extra) {
+    (void)entry;
+    enc_launch l = {.shape = ENC_SHAPE_LK, .per_thread = per_thread, .real = real, .f = f,
+                    .grid = {gx, gy, gz}, .block = {bx, by, bz}, .smem = smem, .stream = stream,
+                    .params = params, .extra = extra, .config = NULL};
+    return enc_core_launch(&l);
+}
+
+CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunchConfig *config, CUfunction f,
+                            void **params, void **extra) {
+    (void)entry;
+    if (!config) return ((PFN_cuLaunchKernelEx_v11060)real)(config, f, params, extra);
+    enc_launch l = {.shape = ENC_SHAPE_EX, .per_thread = per_thread, .real = real, .f = f,
+                    .grid = {config->gridDimX, config->gridDimY, config->gridDimZ},
+                    .block = {config->blockDimX, config->blockDimY, config->blockDimZ},
+                    .smem = config->sharedMemBytes, .stream = config->hStream,
+                    .params = params, .extra = extra, .config = config};
+    return enc_core_launch(&l);
+}

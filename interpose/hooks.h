@@ -1,0 +1,79 @@
+/* encore: what every generated wrapper (build/generated/hooks_gen.c) uses.
+ *
+ * A wrapper is three steps: enc_hook_pre() tells the core about the call
+ * (classify it, flush what it could observe), the real function runs,
+ * enc_hook_post() follows up for the few entry points that need it. Kernel
+ * launches go to the core instead (enc_hook_launch_*), which may defer them.
+ *
+ * Calls encore makes into the driver itself run with the thread-local guard
+ * set, so a wrapper reached from inside encore (or from inside the driver,
+ * through a PLT) passes straight through. */
+#ifndef ENCORE_HOOKS_H
+#define ENCORE_HOOKS_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <stdint.h>
+
+#include "core/engine.h"
+
+#define ENC_EXPORT __attribute__((visibility("default")))
+
+/* Stream argument placeholders for entry points without exactly one CUstream. */
+#define ENC_NO_STREAM ((CUstream)(uintptr_t)-1)
+#define ENC_MANY_STREAMS ((CUstream)(uintptr_t)-2)
+
+typedef struct enc_export_desc {
+    const char *name;   /* exported ABI name, e.g. cuMemcpyHtoDAsync_v2_ptsz */
+    void *wrapper;
+    int entry;          /* entry id of its base name */
+    int per_thread;     /* _ptsz/_ptds: a NULL stream is the per-thread stream */
+} enc_export_desc;
+
+typedef struct enc_variant_desc {
+    const char *base;   /* name cuGetProcAddress is asked for, e.g. cuCtxSynchronize */
+    const char *pfn;    /* typedef name, e.g. PFN_cuCtxSynchronize_v13000 */
+    void *wrapper;
+    int version;        /* first CUDA version that returns this variant */
+    int per_thread;
+    int entry;
+} enc_variant_desc;
+
+/* Generated tables. */
+extern const char *const enc_entry_names[];
+extern const enc_export_desc enc_exports[];
+extern const enc_variant_desc enc_variants[];
+extern void *enc_real_export[];
+extern void *enc_real_variant[];
+extern void *const enc_trampolines[];
+
+/* Real pointer of exported wrapper i, resolved from the real libcuda on first use. */
+void *enc_resolve_export(int i);
+#define ENC_REAL_EXPORT(i) (__builtin_expect(enc_real_export[i] != 0, 1) ? enc_real_export[i] : enc_resolve_export(i))
+
+/* Per-entry class and flags, filled from policy/entry_class.c at start-up. */
+extern unsigned char enc_entry_class[];
+extern unsigned char enc_entry_flags[];
+
+static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == ENC_CLASS_LAUNCH; }
+
+int enc_hook_pre(int entry, CUstream stream, int per_thread);
+void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
+
+CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
+                            unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+                            CUstream stream, void **params, void **extra);
+CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunchConfig *config, CUfunction f,
+                            void **params, void **extra);
+
+/* Called by the generic trampolines (unknown entry points): flush, return the real target. */
+void *enc_trampoline_enter(unsigned int index);
+/* Hand out a trampoline that flushes everything and then calls `real`; NULL if none is left. */
+void *enc_trampoline_for(void *real, const char *name);
+
+/* Look-ups used by dlsym and cuGetProcAddress. */
+int enc_find_export(const char *name);                             /* index or -1 */
+int enc_find_variant(const char *base, int version, int per_thread); /* index or -1 */
+void enc_interpose_init(void);
+
+#endif

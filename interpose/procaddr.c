@@ -1,0 +1,125 @@
+/* encore: the cuGetProcAddress wrappers.
+ *
+ * cudart asks the driver's cuGetProcAddress for "cuGetProcAddress" itself
+ * and then fetches every other entry point through the answer. We answer
+ * with our wrapper, and for every other name hand out the wrapper of the
+ * exact variant the driver chose: the pointer depends on the requested CUDA
+ * version (cuCtxSynchronize at 13000 takes a CUcontext, at 12000 nothing)
+ * and on the per-thread-default-stream flag (_ptsz/_ptds variants).
+ *
+ * We pick the variant from cudaTypedefs.h (newest version not above the
+ * request) and then verify the pick: the driver must return the same pointer
+ * when asked for exactly that variant's version. A pointer we cannot match to
+ * a known signature (a driver newer than our headers) gets a trampoline that
+ * flushes everything before calling it: default-deny. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "core/driver.h"
+#include "core/engine.h"
+#include "core/log.h"
+#include "interpose/hooks.h"
+#include "hooks_gen.h"
+
+static CUresult real_gpa(void *real, int with_status, const char *sym, void **pfn, int ver, cuuint64_t flags,
+                         CUdriverProcAddressQueryResult *status) {
+    if (with_status) return ((PFN_cuGetProcAddress_v12000)real)(sym, pfn, ver, flags, status);
+    return ((PFN_cuGetProcAddress_v11030)real)(sym, pfn, ver, flags);
+}
+
+static int variant_for_gpa(int with_status) {
+    return enc_find_variant("cuGetProcAddress", with_status ? 12000 : 11030, 0);
+}
+
+/* Try candidate variant `v` for a pointer the driver returned for (sym, ver,
+ * flags): the driver must give the same pointer for the variant's own
+ * version. */
+static int verify_variant(void *gpa, int with_status, const char *sym, int v, cuuint64_t flags, void *p) {
+    void *q = NULL;
+    cuuint64_t f = enc_variants[v].per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                              : (flags & ~(cuuint64_t)CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+    CUdriverProcAddressQueryResult st;
+    enc_tls_guard++;
+    CUresult r = real_gpa(gpa, with_status, sym, &q, enc_variants[v].version, f, &st);
+    enc_tls_guard--;
+    return r == CUDA_SUCCESS && q == p;
+}
+
+static void *wrap_proc(void *gpa, int with_status, const char *sym, int ver, cuuint64_t flags, void *p) {
+    if (strcmp(sym, "cuGetProcAddress") == 0) {
+        int v = variant_for_gpa(ver >= 12000);
+        if (v < 0) return p;
+        void *expected = NULL;
+        __atomic_compare_exchange_n(&enc_real_variant[v], &expected, p, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+        return enc_variants[v].wrapper;
+    }
+    int want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    int cands[2] = {enc_find_variant(sym, ver, want_pt), want_pt ? enc_find_variant(sym, ver, 0) : -1};
+    for (int c = 0; c < 2; c++) {
+        int v = cands[c];
+        if (v < 0 || !verify_variant(gpa, with_status, sym, v, flags, p)) continue;
+        void *expected = NULL;
+        if (!__atomic_compare_exchange_n(&enc_real_variant[v], &expected, p, 0, __ATOMIC_RELEASE,
+                                         __ATOMIC_RELAXED) &&
+            expected != p) {
+            ENC_WARN_ONCE("cuGetProcAddress(\"%s\") returned two different pointers for %s; "
+                          "calls through the second flush everything", sym, enc_variants[v].pfn);
+            break;
+        }
+        return enc_variants[v].wrapper;
+    }
+    void *t = enc_trampoline_for(p, sym);
+    if (t) return t;
+    enc_core_disable("no trampoline left for an entry point the CUDA headers do not describe");
+    return p;
+}
+
+static CUresult gpa_common(void *real, int with_status, const char *sym, void **pfn, int ver, cuuint64_t flags,
+                           CUdriverProcAddressQueryResult *status) {
+    if (!real) {
+        if (pfn) *pfn = NULL;
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    CUresult r = real_gpa(real, with_status, sym, pfn, ver, flags, status);
+    if (r != CUDA_SUCCESS || !pfn || !*pfn || !sym || enc_tls_guard) return r;
+    enc_core_ensure_init();
+    if (!enc_active) return r; /* ENCORE=0 or switched off: the driver's own pointers */
+    enc_tls_guard++;
+    *pfn = wrap_proc(real, with_status, sym, ver, flags, *pfn);
+    enc_tls_guard--;
+    return r;
+}
+
+static int gpa_variant(int with_status) {
+    static int v[2] = {-2, -2};
+    if (v[with_status] == -2) v[with_status] = variant_for_gpa(with_status);
+    return v[with_status];
+}
+
+/* PFN_cuGetProcAddress_v11030: handed to callers that asked for version < 12000. */
+CUresult enc_special_PFN_cuGetProcAddress_v11030(const char *symbol, void **pfn, int ver, cuuint64_t flags) {
+    int v = gpa_variant(0);
+    return gpa_common(v >= 0 ? enc_real_variant[v] : NULL, 0, symbol, pfn, ver, flags, NULL);
+}
+
+CUresult enc_special_PFN_cuGetProcAddress_v12000(const char *symbol, void **pfn, int ver, cuuint64_t flags,
+                                                 CUdriverProcAddressQueryResult *status) {
+    int v = gpa_variant(1);
+    return gpa_common(v >= 0 ? enc_real_variant[v] : NULL, 1, symbol, pfn, ver, flags, status);
+}
+
+/* The exported ABI names. */
+CUresult enc_special_export_cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t flags) {
+    return gpa_common(ENC_REAL_EXPORT(enc_find_export("cuGetProcAddress")), 0, symbol, pfn, ver, flags, NULL);
+}
+
+CUresult enc_special_export_cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
+                                                CUdriverProcAddressQueryResult *status) {
+    return gpa_common(ENC_REAL_EXPORT(enc_find_export("cuGetProcAddress_v2")), 1, symbol, pfn, ver, flags, status);
+}
+
+ENC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t flags)
+    __attribute__((alias("enc_special_export_cuGetProcAddress")));
+ENC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult *status)
+    __attribute__((alias("enc_special_export_cuGetProcAddress_v2")));

@@ -1,0 +1,29 @@
+/* encore: what each driver entry point means to the engine (the one table). */
+#ifndef ENCORE_ENTRY_CLASS_H
+#define ENCORE_ENTRY_CLASS_H
+
+#include "core/stats.h" /* enum enc_class */
+
+/* Extra duties on top of the class. */
+enum enc_entry_flag {
+    ENC_F_CAPTURE_BEGIN = 1,  /* the program starts capturing a stream: leave it alone */
+    ENC_F_CAPTURE_END = 2,    /* ... and stops */
+    ENC_F_STREAM_DESTROY = 4, /* forget what was learnt about the stream */
+    ENC_F_UNLOAD = 8          /* code or a context goes away: drop graphs and parameter layouts */
+};
+
+typedef struct enc_entry_policy {
+    const char *name; /* base name, as asked of cuGetProcAddress (no _v2/_ptsz suffix) */
+    unsigned char cls;
+    unsigned char flags;
+    const char *why;  /* one line: why this class is safe */
+} enc_entry_policy;
+
+extern const enc_entry_policy enc_policy_table[];
+extern const int enc_policy_count;
+
+/* Class and flags of an entry point. Unlisted names are ENC_CLASS_FLUSH_ALL:
+ * default-deny. Returns 1 if the name is listed. */
+int enc_policy_lookup(const char *name, unsigned char *cls, unsigned char *flags);
+
+#endif
