@@ -229,6 +229,13 @@ typedef struct sstate {
 
     int open;          /* n > 0, written atomically: read without the lock by flush_all */
 
+    /* per-thread default streams: another thread cannot name them, so a
+     * release from another thread (deadline, a device-wide flush) goes to a
+     * side stream ordered after ev_start, and the owner joins ev_done */
+    CUevent ev_start, ev_done;
+    CUstream side;
+    int join_pending;
+
     /* matching */
     int held;          /* written atomically: read without the lock */
     uint32_t node;
@@ -253,6 +260,13 @@ static int n_held;          /* states currently holding launches */
 static int n_open;          /* states with an open chunk */
 static int prog_capturing;  /* the program's own captures in progress */
 static int n_graphs;        /* graphs alive, all streams */
+static int n_join_pending;  /* per-thread states released from another thread */
+static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
+
+static inline pid_t tid(void) {
+    if (__builtin_expect(!my_tid, 0)) my_tid = gettid();
+    return my_tid;
+}
 
 typedef struct tls_cache {
     int kind;
@@ -284,6 +298,39 @@ static void leave_ctx(int pushed) {
         CUcontext c;
         enc_drv.ctxPopCurrent(&c);
     }
+}
+
+/* Where to issue st's held work from this thread. Per-thread default streams
+ * released by another thread go through st->side (see sstate). */
+static CUstream begin_issue(sstate *st, int *pushed, int *side) {
+    *pushed = enter_ctx(st);
+    *side = st->kind == K_PER_THREAD && tid() != st->owner;
+    if (!*side) return issue_handle(st);
+    enc_drv.streamWaitEvent(st->side, st->ev_start, 0);
+    return st->side;
+}
+static void end_issue(sstate *st, int pushed, int side) {
+    if (side && enc_drv.eventRecord(st->ev_done, st->side) == CUDA_SUCCESS && !st->join_pending) {
+        st->join_pending = 1;
+        __atomic_fetch_add(&n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+    leave_ctx(pushed);
+}
+/* The owner thread orders its per-thread stream after work released elsewhere. */
+static inline void join_side(sstate *st) {
+    if (__builtin_expect(st->join_pending, 0) && tid() == st->owner) {
+        enc_drv.streamWaitEvent(CU_STREAM_PER_THREAD, st->ev_done, 0);
+        st->join_pending = 0;
+        __atomic_fetch_sub(&n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+}
+/* Before holding on a per-thread stream: mark where the hold starts. */
+static int per_thread_hold_ok(sstate *st) {
+    if (!st->ev_start && (enc_drv.eventCreate(&st->ev_start, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS ||
+                          enc_drv.eventCreate(&st->ev_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS ||
+                          enc_drv.streamCreate(&st->side, CU_STREAM_DEFAULT) != CUDA_SUCCESS))
+        return 0;
+    return enc_drv.eventRecord(st->ev_start, CU_STREAM_PER_THREAD) == CUDA_SUCCESS;
 }
 
 static CUresult issue_rec(const rec *r, const unsigned char *arena, CUstream stream) {
@@ -338,14 +385,14 @@ static sstate *state_lookup(int kind, void *key, CUcontext ctx, int create) {
         tls_cache *c = &tcache[i];
         if (c->st && c->kind == kind && c->key == key && c->ctx == ctx) return c->st;
     }
-    pid_t tid = kind == K_PER_THREAD ? gettid() : 0;
+    pid_t owner = kind == K_PER_THREAD ? tid() : 0;
     sstate *st = NULL;
     pthread_mutex_lock(&states_mu);
     int n = __atomic_load_n(&nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         sstate *s = states[i];
         if (s->kind == kind && (kind == K_EXPLICIT ? s->handle == (CUstream)key : s->ctx == ctx) &&
-            (kind != K_PER_THREAD || s->owner == tid)) {
+            (kind != K_PER_THREAD || s->owner == owner)) {
             st = s;
             break;
         }
@@ -356,7 +403,7 @@ static sstate *state_lookup(int kind, void *key, CUcontext ctx, int create) {
             st->kind = kind;
             st->handle = kind == K_EXPLICIT ? (CUstream)key : NULL;
             st->ctx = ctx;
-            st->owner = tid;
+            st->owner = owner;
             st->needs_init = 1;
             states[n] = st;
             __atomic_store_n(&nstates, n + 1, __ATOMIC_RELEASE);
@@ -535,19 +582,19 @@ static void note_divergence(enum enc_divergence_kind kind, const layout *expecte
 static void drop_hot(sstate *st, hot *v, int evicted);
 
 static void eager_issue_held(sstate *st) {
-    int pushed = enter_ctx(st);
-    CUstream s = issue_handle(st);
+    int pushed, side;
+    CUstream s = begin_issue(st, &pushed, &side);
     for (uint32_t i = 0; i < st->n; i++) {
         CUresult r = issue_rec(&st->recs[i], st->arena, s);
         if (r != CUDA_SUCCESS) {
-            leave_ctx(pushed);
+            end_issue(st, pushed, side);
             enc_log(ENC_LOG_ERROR, "re-issuing a held launch of %s failed (CUDA error %d)", st->recs[i].L->name,
                     (int)r);
             enc_core_disable("a held launch could not be issued");
             return;
         }
     }
-    leave_ctx(pushed);
+    end_issue(st, pushed, side);
     ENC_TSTAT_ADD(launches_eager, st->n);
 }
 
@@ -564,9 +611,10 @@ static void release(sstate *st, enum enc_flush_reason why, int chunk_complete) {
     hot *closest = NULL;
     hot *v = terminal_match(st, &pos, &arg, &closest);
     if (v) {
-        int pushed = enter_ctx(st);
-        CUresult r = AUDITED(enc_drv.graphLaunch(v->exec, issue_handle(st)));
-        leave_ctx(pushed);
+        int pushed, side;
+        CUstream s = begin_issue(st, &pushed, &side);
+        CUresult r = AUDITED(enc_drv.graphLaunch(v->exec, s));
+        end_issue(st, pushed, side);
         if (r == CUDA_SUCCESS) {
             v->hits++;
             v->last_used = ++st->use_clock;
@@ -917,6 +965,7 @@ CUresult enc_core_launch(const enc_launch *l) {
     }
     legacy_order(st);
     pthread_mutex_lock(&st->mu);
+    join_side(st);
     const layout *L = layout_for(l->f);
     if (__atomic_load_n(&prog_capturing, __ATOMIC_RELAXED) > 0 || !L || !L->ok ||
         (l->config && l->config->numAttrs > MAX_ATTRS)) {
@@ -950,9 +999,9 @@ CUresult enc_core_launch(const enc_launch *l) {
         /* a hot chunk ending here is replayed if it matches; the rest runs eagerly */
         release(st, ENC_DIVERGED, 0);
         if (!enc_active) goto eager;
-    } else if (st->n == 0 && recorded && st->nhot > 0 && st->kind != K_PER_THREAD) {
+    } else if (st->n == 0 && recorded && st->nhot > 0) {
         uint32_t c = trie_child(st, ROOT, st->recs[0].sfp);
-        if (c != UINT32_MAX) {
+        if (c != UINT32_MAX && (st->kind != K_PER_THREAD || per_thread_hold_ok(st))) {
             __atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);
             st->node = c;
             st->n = 1;
@@ -995,7 +1044,9 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
 /* ---- flush points ------------------------------------------------------------- */
 
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
-    if (!enc_active || __atomic_load_n(&n_open, __ATOMIC_RELAXED) == 0) return;
+    if (!enc_active || (__atomic_load_n(&n_open, __ATOMIC_RELAXED) == 0 &&
+                        __atomic_load_n(&n_join_pending, __ATOMIC_RELAXED) == 0))
+        return;
     sstate *st = state_for(stream, per_thread, 1);
     if (!st) {
         enc_core_flush_all(why);
@@ -1003,6 +1054,7 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
     }
     legacy_order(st);
     pthread_mutex_lock(&st->mu);
+    join_side(st);
     end_chunk(st, why);
     pthread_mutex_unlock(&st->mu);
 }
