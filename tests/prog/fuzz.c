@@ -1,0 +1,1077 @@
+/* Randomized differential test: random CUDA programs from a seed, race-free
+ * by construction, so their output is deterministic without encore and any
+ * difference with encore is an encore bug.
+ *
+ *   prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]]
+ *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops]
+ *
+ * For every seed S in A..B, one after the other in this process, it generates
+ * a program, runs it and prints
+ *     seed S digest <16 hex digits>
+ * a hash of every value the host observed and of the final device memory.
+ *   --verbose      print the generated program first, as a listing with operation numbers
+ *   --max-ops K    run only operations numbered below K (each thread runs a prefix of its
+ *                  operations: still race-free)
+ *   --drop I,J     skip these operations (only accesses may be dropped: launches, copies,
+ *                  memsets; removing an access cannot create a race)
+ *   --count-ops    print "ops N droppable I,J,..." for the first seed and run nothing
+ *   --seeds-env VAR[/DIV]  if the environment has VAR=C, run C/DIV seeds from A instead
+ * run_diff.py --fuzz --shrink uses --max-ops and --drop to shrink a failing seed.
+ *
+ * What a program is made of:
+ *   1-3 host threads (each owns its streams and buffers; threads share nothing
+ *   but the device), 2-4 streams: blocking, non-blocking, the legacy default
+ *   stream (at most one, with handle 0 or CU_STREAM_LEGACY), a thread's
+ *   per-thread default stream (handle CU_STREAM_PER_THREAD, or handle 0 with
+ *   the _ptsz entry points).
+ *   Buffers: each is owned by one stream at a time; only its owner touches it.
+ *   Ownership moves with an event recorded on the old owner and waited for on
+ *   the new one.
+ *   Bodies: fixed launch sequences of a stream (same kernels, configurations
+ *   and arguments every time), issued again and again, mostly followed by a
+ *   copy back and a synchronisation: what encore captures and replays. Other
+ *   launches have random arguments.
+ *   Also: async and blocking copies, async and blocking memsets, events
+ *   between streams, stream/event/context synchronisation and polling, host
+ *   reads (a copy to the host is hashed once the host has synchronised with
+ *   it), cuMemFree + cuMemAlloc of a buffer.
+ *   Blocking (legacy-stream) operations on a buffer are generated only where
+ *   they are ordered with its owner: the owner is the legacy stream, a
+ *   blocking stream, or has nothing pending. */
+#include "prog.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- random */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rnd(rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint32_t below(rng *r, uint32_t n)
+{
+    return n ? (uint32_t)(rnd(r) % n) : 0;
+}
+
+static int chance(rng *r, unsigned percent)
+{
+    return below(r, 100) < percent;
+}
+
+/* ---------------------------------------------------------------- the program */
+
+#define MAX_THREADS 3
+#define MAX_STREAMS 4
+#define MAX_BUFS 12
+#define MAX_BODIES 8
+#define MAX_BODY_LEN 8
+
+enum skind { SK_BLOCKING, SK_NON_BLOCKING, SK_LEGACY, SK_PER_THREAD, SK_PTSZ };
+static const char *const skind_name[] = {"blocking", "non-blocking", "legacy default", "per-thread default",
+                                         "per-thread default"};
+
+typedef struct fstream {
+    enum skind kind;
+    int thread;
+    int null_handle; /* legacy: handle 0 instead of CU_STREAM_LEGACY */
+    CUstream h;
+} fstream;
+
+typedef struct fbuf {
+    uint32_t words;
+    int home;
+    CUdeviceptr d;
+} fbuf;
+
+enum kid { K_FILL, K_MIX, K_ADD, K_AXPY, K_COPY, K_STAMP, K_PACKED, K_REDUCE, K_NOP, K_COUNT };
+static const char *const kname[] = {"fill", "mix", "add", "axpy", "copy", "stamp", "packed", "reduce", "nop"};
+
+enum lform { LF_PARAMS, LF_EX, LF_EXTRA };
+
+typedef struct flaunch {
+    enum kid k;
+    enum lform form;
+    int dst, src;     /* buffer indices (-1: none) */
+    uint32_t a, n;    /* scalar (value, salt, factor) and element count */
+    uint64_t b;       /* packed: the 64-bit argument */
+    unsigned grid, block, shmem;
+    int nattrs, prio; /* LF_EX: 0-2 attributes (priority, ignore) */
+} flaunch;
+
+enum opk {
+    OP_LAUNCH,
+    OP_H2D_ASYNC,
+    OP_D2H_ASYNC,
+    OP_D2D_ASYNC,
+    OP_MEMSET_ASYNC,
+    OP_D2H_SYNC,
+    OP_H2D_SYNC,
+    OP_MEMSET_SYNC,
+    OP_TRANSFER,
+    OP_EVENT_DEP,
+    OP_STREAM_SYNC,
+    OP_STREAM_QUERY,
+    OP_EVENT_SYNC,
+    OP_EVENT_QUERY,
+    OP_CTX_SYNC,
+    OP_FREE_REALLOC,
+};
+
+typedef struct fop {
+    enum opk kind;
+    int id;
+    int stream, stream2; /* stream2: OP_TRANSFER/OP_EVENT_DEP destination */
+    int buf, buf2;
+    int body, body_pos;  /* OP_LAUNCH from a body: which one (else -1) */
+    flaunch l;
+    uint32_t count, value;
+    uint32_t *host;      /* H2D source / D2H destination (owned by the plan) */
+} fop;
+
+typedef struct fthread {
+    fop *ops;
+    int nops, cap;
+} fthread;
+
+typedef struct fbody {
+    int stream;
+    int len;
+    flaunch l[MAX_BODY_LEN];
+} fbody;
+
+typedef struct plan {
+    uint64_t seed;
+    int nthreads, nstreams, nbufs, nbodies, total_ops;
+    fstream st[MAX_STREAMS];
+    fbuf b[MAX_BUFS];
+    uint32_t *init[MAX_BUFS];
+    fbody body[MAX_BODIES];
+    fthread th[MAX_THREADS];
+} plan;
+
+static int droppable(enum opk k)
+{
+    switch (k) {
+    case OP_LAUNCH:
+    case OP_H2D_ASYNC:
+    case OP_D2H_ASYNC:
+    case OP_D2D_ASYNC:
+    case OP_MEMSET_ASYNC:
+    case OP_D2H_SYNC:
+    case OP_H2D_SYNC:
+    case OP_MEMSET_SYNC:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static uint32_t *host_words(uint32_t n)
+{
+    uint32_t *p = calloc(n ? n : 1, sizeof *p);
+    if (!p)
+        prog_die("out of memory");
+    return p;
+}
+
+/* ---------------------------------------------------------------- generation */
+
+typedef struct gen {
+    rng r;
+    plan *p;
+    int owner[MAX_BUFS];
+    int dirty[MAX_STREAMS];
+    int next_id;
+} gen;
+
+static fop *push(gen *g, int t, enum opk kind)
+{
+    fthread *th = &g->p->th[t];
+    if (th->nops == th->cap) {
+        th->cap = th->cap ? th->cap * 2 : 64;
+        th->ops = realloc(th->ops, (size_t)th->cap * sizeof *th->ops);
+        if (!th->ops)
+            prog_die("out of memory");
+    }
+    fop *op = &th->ops[th->nops++];
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    op->id = -1; /* numbered after generation, thread by thread */
+    op->stream = op->stream2 = op->buf = op->buf2 = op->body = -1;
+    return op;
+}
+
+/* Buffers of thread t's stream s that s owns now. */
+static int owned_by(gen *g, int s, int *out)
+{
+    int n = 0;
+    for (int b = 0; b < g->p->nbufs; b++)
+        if (g->owner[b] == s)
+            out[n++] = b;
+    return n;
+}
+
+static void gen_launch(gen *g, flaunch *l, const int *bufs, int nb)
+{
+    rng *r = &g->r;
+    static const enum kid pool[] = {K_FILL, K_MIX, K_MIX, K_ADD, K_ADD, K_AXPY, K_COPY, K_STAMP, K_STAMP,
+                                    K_PACKED, K_REDUCE, K_NOP};
+    memset(l, 0, sizeof *l);
+    l->k = pool[below(r, sizeof pool / sizeof pool[0])];
+    l->dst = bufs[below(r, (uint32_t)nb)];
+    l->src = -1;
+    uint32_t words = g->p->b[l->dst].words;
+    if (l->k == K_ADD || l->k == K_AXPY || l->k == K_COPY || l->k == K_REDUCE) {
+        l->src = bufs[below(r, (uint32_t)nb)];
+        if (l->k == K_REDUCE && l->src == l->dst) {
+            if (nb < 2)
+                l->k = K_MIX, l->src = -1;
+            else
+                while (l->src == l->dst)
+                    l->src = bufs[below(r, (uint32_t)nb)];
+        }
+        if (l->src >= 0 && g->p->b[l->src].words < words)
+            words = g->p->b[l->src].words;
+    }
+    if (l->k == K_NOP)
+        l->dst = -1;
+    l->n = chance(r, 80) ? words : 1 + below(r, words);
+    l->a = (uint32_t)rnd(r);
+    l->b = rnd(r);
+    static const unsigned blocks[] = {32, 64, 64, 128};
+    l->block = blocks[below(r, 4)];
+    unsigned need = (l->n + l->block - 1) / l->block;
+    int c = (int)below(r, 10);
+    l->grid = c < 7 ? need : c < 9 ? (need > 1 ? need / 2 : 1) : need + 1;
+    if (l->k == K_REDUCE || l->k == K_NOP)
+        l->grid = 1, l->block = 1;
+    static const unsigned shm[] = {0, 0, 0, 0, 64, 1024};
+    l->shmem = shm[below(r, 6)];
+    c = (int)below(r, 10);
+    l->form = c < 6 ? LF_PARAMS : c < 8 ? LF_EX : LF_EXTRA;
+    if (l->k == K_NOP && l->form == LF_EXTRA)
+        l->form = LF_PARAMS;
+    if (l->form == LF_EX) {
+        l->nattrs = (int)below(r, 3);
+        l->prio = (int)below(r, 2);
+    }
+}
+
+/* Moves buffer b to stream s (event recorded on the old owner, waited for on s). */
+static void gen_transfer(gen *g, int t, int b, int s)
+{
+    fop *op = push(g, t, OP_TRANSFER);
+    op->buf = b;
+    op->stream = g->owner[b];
+    op->stream2 = s;
+    g->owner[b] = s;
+    g->dirty[s] = 1;
+}
+
+static void gen_sync_stream(gen *g, int t, int s)
+{
+    static const enum opk kinds[] = {OP_STREAM_SYNC, OP_STREAM_SYNC, OP_STREAM_SYNC, OP_STREAM_QUERY, OP_EVENT_SYNC,
+                                     OP_EVENT_QUERY};
+    fop *op = push(g, t, kinds[below(&g->r, 6)]);
+    op->stream = s;
+    g->dirty[s] = 0;
+}
+
+static int implicitly_ordered(const fstream *st)
+{
+    return st->kind == SK_LEGACY || st->kind == SK_BLOCKING;
+}
+
+static void gen_d2h_async(gen *g, int t, int s, int b)
+{
+    fop *op = push(g, t, OP_D2H_ASYNC);
+    op->stream = s;
+    op->buf = b;
+    op->count = chance(&g->r, 70) ? g->p->b[b].words : 1 + below(&g->r, g->p->b[b].words);
+    op->host = host_words(op->count);
+    g->dirty[s] = 1;
+}
+
+static void gen_thread(gen *g, int t, const int *streams, int ns)
+{
+    rng *r = &g->r;
+    plan *p = g->p;
+    int nops = 15 + (int)below(r, 50);
+    int bodies[MAX_BODIES], nbodies = 0;
+    for (int i = 0; i < p->nbodies; i++)
+        if (p->st[p->body[i].stream].thread == t)
+            bodies[nbodies++] = i;
+    int bufs[MAX_BUFS];
+    while (p->th[t].nops < nops) {
+        int s = streams[below(r, (uint32_t)ns)];
+        int nb = owned_by(g, s, bufs);
+        unsigned c = below(r, 100);
+        if (c < 40 && nbodies) {
+            /* a body: bring its buffers home first, then mostly a copy back and a sync */
+            const fbody *bd = &p->body[bodies[below(r, (uint32_t)nbodies)]];
+            for (int i = 0; i < bd->len; i++) {
+                int need[2] = {bd->l[i].dst, bd->l[i].src};
+                for (int j = 0; j < 2; j++)
+                    if (need[j] >= 0 && g->owner[need[j]] != bd->stream)
+                        gen_transfer(g, t, need[j], bd->stream);
+            }
+            for (int i = 0; i < bd->len; i++) {
+                fop *op = push(g, t, OP_LAUNCH);
+                op->stream = bd->stream;
+                op->l = bd->l[i];
+                op->body = (int)(bd - p->body);
+                op->body_pos = i;
+            }
+            g->dirty[bd->stream] = 1;
+            if (chance(r, 75)) {
+                int b = bd->l[0].dst >= 0 ? bd->l[0].dst : p->nbufs ? 0 : -1;
+                if (b >= 0 && g->owner[b] == bd->stream && chance(r, 70))
+                    gen_d2h_async(g, t, bd->stream, b);
+                gen_sync_stream(g, t, bd->stream);
+            }
+        } else if (c < 55 && nb) {
+            fop *op = push(g, t, OP_LAUNCH);
+            op->stream = s;
+            gen_launch(g, &op->l, bufs, nb);
+            g->dirty[s] = 1;
+        } else if (c < 62 && nb) {
+            gen_d2h_async(g, t, s, bufs[below(r, (uint32_t)nb)]);
+        } else if (c < 65 && nb) {
+            fop *op = push(g, t, OP_H2D_ASYNC);
+            op->stream = s;
+            op->buf = bufs[below(r, (uint32_t)nb)];
+            op->count = 1 + below(r, p->b[op->buf].words);
+            op->host = host_words(op->count);
+            for (uint32_t i = 0; i < op->count; i++)
+                op->host[i] = (uint32_t)rnd(r);
+            g->dirty[s] = 1;
+        } else if (c < 68 && nb) {
+            fop *op = push(g, t, OP_D2D_ASYNC);
+            op->stream = s;
+            op->buf = bufs[below(r, (uint32_t)nb)];
+            op->buf2 = bufs[below(r, (uint32_t)nb)];
+            uint32_t w = p->b[op->buf].words < p->b[op->buf2].words ? p->b[op->buf].words : p->b[op->buf2].words;
+            op->count = op->buf == op->buf2 ? 0 : 1 + below(r, w);
+            if (!op->count)
+                op->kind = OP_MEMSET_ASYNC, op->count = p->b[op->buf].words, op->value = (uint32_t)rnd(r);
+            g->dirty[s] = 1;
+        } else if (c < 71 && nb) {
+            fop *op = push(g, t, OP_MEMSET_ASYNC);
+            op->stream = s;
+            op->buf = bufs[below(r, (uint32_t)nb)];
+            op->count = 1 + below(r, p->b[op->buf].words);
+            op->value = (uint32_t)rnd(r);
+            g->dirty[s] = 1;
+        } else if (c < 75 && nb) {
+            /* blocking copies and memsets run on the legacy stream */
+            int b = bufs[below(r, (uint32_t)nb)];
+            const fstream *st = &p->st[s];
+            unsigned w = below(r, 3);
+            if (w == 0 && (implicitly_ordered(st) || !g->dirty[s])) {
+                fop *op = push(g, t, OP_D2H_SYNC);
+                op->stream = s;
+                op->buf = b;
+                op->count = p->b[b].words;
+                op->host = host_words(op->count);
+                for (int i = 0; i < p->nstreams; i++)
+                    if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
+                        g->dirty[i] = 0;
+            } else if (w == 1 && (implicitly_ordered(st) || !g->dirty[s])) {
+                fop *op = push(g, t, OP_H2D_SYNC);
+                op->stream = s;
+                op->buf = b;
+                op->count = 1 + below(r, p->b[b].words);
+                op->host = host_words(op->count);
+                for (uint32_t i = 0; i < op->count; i++)
+                    op->host[i] = (uint32_t)rnd(r);
+                for (int i = 0; i < p->nstreams; i++)
+                    if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
+                        g->dirty[i] = 0;
+            } else if (w == 2 && implicitly_ordered(st)) {
+                fop *op = push(g, t, OP_MEMSET_SYNC);
+                op->stream = s;
+                op->buf = b;
+                op->count = 1 + below(r, p->b[b].words);
+                op->value = (uint32_t)rnd(r);
+                g->dirty[s] = 1;
+            }
+        } else if (c < 82 && ns > 1) {
+            int s2 = streams[below(r, (uint32_t)ns)];
+            if (s2 == s)
+                continue;
+            if (nb && chance(r, 70)) {
+                gen_transfer(g, t, bufs[below(r, (uint32_t)nb)], s2);
+            } else {
+                fop *op = push(g, t, OP_EVENT_DEP);
+                op->stream = s;
+                op->stream2 = s2;
+                g->dirty[s2] = 1;
+            }
+        } else if (c < 92) {
+            gen_sync_stream(g, t, s);
+        } else if (c < 94) {
+            push(g, t, OP_CTX_SYNC);
+            for (int i = 0; i < ns; i++)
+                g->dirty[streams[i]] = 0;
+        } else if (c < 97 && nb) {
+            /* the owner is synchronised first: nothing may be pending on the old memory */
+            int b = bufs[below(r, (uint32_t)nb)];
+            gen_sync_stream(g, t, s);
+            fop *op = push(g, t, OP_FREE_REALLOC);
+            op->stream = s;
+            op->buf = b;
+            op->count = p->b[b].words;
+            op->value = (uint32_t)rnd(r);
+            g->dirty[s] = 1;
+        }
+    }
+}
+
+static void plan_free(plan *p)
+{
+    for (int t = 0; t < p->nthreads; t++) {
+        for (int i = 0; i < p->th[t].nops; i++)
+            free(p->th[t].ops[i].host);
+        free(p->th[t].ops);
+    }
+    for (int b = 0; b < p->nbufs; b++)
+        free(p->init[b]);
+    memset(p, 0, sizeof *p);
+}
+
+static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threads)
+{
+    memset(p, 0, sizeof *p);
+    gen g;
+    memset(&g, 0, sizeof g);
+    g.p = p;
+    g.r.s = seed * 0x2545f4914f6cdd1dULL + 0x1234567ULL;
+    rng *r = &g.r;
+    p->seed = seed;
+    p->nthreads = min_threads + (int)below(r, (uint32_t)(max_threads - min_threads + 1));
+    p->nstreams = 2 + (int)below(r, 3);
+    if (p->nstreams < p->nthreads)
+        p->nstreams = p->nthreads;
+    int have_legacy = 0, have_pt[MAX_THREADS] = {0};
+    for (int i = 0; i < p->nstreams; i++) {
+        fstream *st = &p->st[i];
+        st->thread = i < p->nthreads ? i : (int)below(r, (uint32_t)p->nthreads);
+        unsigned c = below(r, 100);
+        if (c < 35)
+            st->kind = SK_BLOCKING;
+        else if (c < 70)
+            st->kind = SK_NON_BLOCKING;
+        else if (c < 85 && !have_legacy)
+            st->kind = SK_LEGACY, have_legacy = 1, st->null_handle = chance(r, 50);
+        else if (c >= 85 && !have_pt[st->thread])
+            st->kind = chance(r, 50) ? SK_PTSZ : SK_PER_THREAD, have_pt[st->thread] = 1;
+        else
+            st->kind = SK_NON_BLOCKING;
+    }
+    static const uint32_t sizes[] = {64, 128, 256, 1024};
+    for (int s = 0; s < p->nstreams; s++) {
+        int n = 1 + (int)below(r, 3);
+        for (int i = 0; i < n && p->nbufs < MAX_BUFS; i++) {
+            fbuf *b = &p->b[p->nbufs];
+            b->words = sizes[below(r, 4)];
+            b->home = s;
+            p->init[p->nbufs] = host_words(b->words);
+            for (uint32_t w = 0; w < b->words; w++)
+                p->init[p->nbufs][w] = (uint32_t)rnd(r);
+            g.owner[p->nbufs] = s;
+            p->nbufs++;
+        }
+    }
+    int bufs[MAX_BUFS];
+    for (int s = 0; s < p->nstreams; s++) {
+        int nb = owned_by(&g, s, bufs);
+        int n = 1 + (int)below(r, 2);
+        for (int i = 0; i < n && p->nbodies < MAX_BODIES; i++) {
+            fbody *bd = &p->body[p->nbodies++];
+            bd->stream = s;
+            bd->len = 2 + (int)below(r, MAX_BODY_LEN - 1);
+            for (int j = 0; j < bd->len; j++)
+                gen_launch(&g, &bd->l[j], bufs, nb);
+        }
+    }
+    for (int t = 0; t < p->nthreads; t++) {
+        int streams[MAX_STREAMS], ns = 0;
+        for (int s = 0; s < p->nstreams; s++)
+            if (p->st[s].thread == t)
+                streams[ns++] = s;
+        gen_thread(&g, t, streams, ns);
+    }
+    int id = 0;
+    for (int t = 0; t < p->nthreads; t++)
+        for (int i = 0; i < p->th[t].nops; i++)
+            p->th[t].ops[i].id = id++;
+    p->total_ops = id;
+}
+
+/* ---------------------------------------------------------------- listing */
+
+static void print_launch(const plan *p, const flaunch *l)
+{
+    static const char *const form[] = {"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchKernel/extra"};
+    printf("%s %s<<<%u, %u, %u>>>(", form[l->form], kname[l->k], l->grid, l->block, l->shmem);
+    (void)p;
+    switch (l->k) {
+    case K_FILL:
+    case K_MIX:
+        printf("b%d, 0x%08x, %u)", l->dst, l->a, l->n);
+        break;
+    case K_ADD:
+    case K_COPY:
+        printf("b%d, b%d, %u)", l->dst, l->src, l->n);
+        break;
+    case K_AXPY:
+        printf("b%d, b%d, 0x%08x, %u)", l->dst, l->src, l->a, l->n);
+        break;
+    case K_STAMP:
+        printf("b%d, %u)", l->dst, l->n);
+        break;
+    case K_PACKED:
+        printf("(u8)%u, 0x%016llx, (u16)%u, b%d, %u)", l->a & 0xffu, (unsigned long long)l->b, l->a >> 16, l->dst,
+               l->n);
+        break;
+    case K_REDUCE:
+        printf("b%d, b%d, %u)", l->dst, l->src, l->n);
+        break;
+    default:
+        printf(")");
+        break;
+    }
+    if (l->form == LF_EX)
+        printf(" attrs %d (priority %d)", l->nattrs, l->prio);
+}
+
+static void print_plan(const plan *p)
+{
+    printf("seed %llu: %d thread%s, %d streams, %d buffers, %d bodies, %d operations\n",
+           (unsigned long long)p->seed, p->nthreads, p->nthreads > 1 ? "s" : "", p->nstreams, p->nbufs, p->nbodies,
+           p->total_ops);
+    for (int s = 0; s < p->nstreams; s++) {
+        const fstream *st = &p->st[s];
+        const char *how = st->kind == SK_LEGACY      ? (st->null_handle ? ", handle 0" : ", CU_STREAM_LEGACY")
+                          : st->kind == SK_PTSZ      ? ", handle 0 through the _ptsz entry points"
+                          : st->kind == SK_PER_THREAD ? ", CU_STREAM_PER_THREAD"
+                                                      : "";
+        printf("  stream s%d: %s%s, thread %d\n", s, skind_name[st->kind], how, st->thread);
+    }
+    for (int b = 0; b < p->nbufs; b++)
+        printf("  buffer b%d: %u words, home s%d\n", b, p->b[b].words, p->b[b].home);
+    for (int i = 0; i < p->nbodies; i++) {
+        printf("  body %d on s%d:\n", i, p->body[i].stream);
+        for (int j = 0; j < p->body[i].len; j++) {
+            printf("      ");
+            print_launch(p, &p->body[i].l[j]);
+            printf("\n");
+        }
+    }
+    for (int t = 0; t < p->nthreads; t++) {
+        printf("  thread %d:\n", t);
+        for (int i = 0; i < p->th[t].nops; i++) {
+            const fop *op = &p->th[t].ops[i];
+            printf("    #%-4d ", op->id);
+            switch (op->kind) {
+            case OP_LAUNCH:
+                printf("s%d: ", op->stream);
+                print_launch(p, &op->l);
+                if (op->body >= 0)
+                    printf("   [body %d.%d]", op->body, op->body_pos);
+                break;
+            case OP_H2D_ASYNC:
+                printf("s%d: cuMemcpyHtoDAsync(b%d, host, %u words)", op->stream, op->buf, op->count);
+                break;
+            case OP_D2H_ASYNC:
+                printf("s%d: cuMemcpyDtoHAsync(host#%d, b%d, %u words)   (hashed at s%d's next sync)", op->stream,
+                       op->id, op->buf, op->count, op->stream);
+                break;
+            case OP_D2D_ASYNC:
+                printf("s%d: cuMemcpyDtoDAsync(b%d, b%d, %u words)", op->stream, op->buf, op->buf2, op->count);
+                break;
+            case OP_MEMSET_ASYNC:
+                printf("s%d: cuMemsetD32Async(b%d, 0x%08x, %u)", op->stream, op->buf, op->value, op->count);
+                break;
+            case OP_D2H_SYNC:
+                printf("cuMemcpyDtoH(host, b%d, %u words) -> hash   (b%d owned by s%d)", op->buf, op->count, op->buf,
+                       op->stream);
+                break;
+            case OP_H2D_SYNC:
+                printf("cuMemcpyHtoD(b%d, host, %u words)   (b%d owned by s%d)", op->buf, op->count, op->buf,
+                       op->stream);
+                break;
+            case OP_MEMSET_SYNC:
+                printf("cuMemsetD32(b%d, 0x%08x, %u)   (b%d owned by s%d)", op->buf, op->value, op->count, op->buf,
+                       op->stream);
+                break;
+            case OP_TRANSFER:
+                printf("cuEventRecord(ev, s%d); cuStreamWaitEvent(s%d, ev)   (b%d now owned by s%d)", op->stream,
+                       op->stream2, op->buf, op->stream2);
+                break;
+            case OP_EVENT_DEP:
+                printf("cuEventRecord(ev, s%d); cuStreamWaitEvent(s%d, ev)", op->stream, op->stream2);
+                break;
+            case OP_STREAM_SYNC:
+                printf("cuStreamSynchronize(s%d) -> hash s%d's copies", op->stream, op->stream);
+                break;
+            case OP_STREAM_QUERY:
+                printf("while (cuStreamQuery(s%d) == CUDA_ERROR_NOT_READY) ; -> hash s%d's copies", op->stream,
+                       op->stream);
+                break;
+            case OP_EVENT_SYNC:
+                printf("cuEventRecord(ev, s%d); cuEventSynchronize(ev) -> hash s%d's copies", op->stream, op->stream);
+                break;
+            case OP_EVENT_QUERY:
+                printf("cuEventRecord(ev, s%d); while (cuEventQuery(ev) == CUDA_ERROR_NOT_READY) ; -> hash",
+                       op->stream);
+                break;
+            case OP_CTX_SYNC:
+                printf("cuCtxSynchronize() -> hash this thread's copies");
+                break;
+            case OP_FREE_REALLOC:
+                printf("cuMemFree(b%d); cuMemAlloc(b%d, %u words); s%d: cuMemsetD32Async(b%d, 0x%08x)", op->buf,
+                       op->buf, op->count, op->stream, op->buf, op->value);
+                break;
+            }
+            printf("\n");
+        }
+    }
+    fflush(stdout);
+}
+
+/* ---------------------------------------------------------------- execution */
+
+static struct prog_drv drv_pt; /* per-thread default stream entry points (_ptsz) */
+static prog_kernels K;
+static CUfunction kfn[K_COUNT];
+
+typedef struct pending {
+    int id;
+    uint32_t *host;
+    uint32_t count;
+} pending;
+
+typedef struct tstate {
+    plan *p;
+    int t;
+    uint64_t h;
+    CUevent ev;
+    pending *pend[MAX_STREAMS];
+    int npend[MAX_STREAMS], cap[MAX_STREAMS];
+} tstate;
+
+static int max_ops = -1;
+static unsigned char *drop_set;
+static int drop_n;
+
+static int skipped(int id)
+{
+    if (max_ops >= 0 && id >= max_ops)
+        return 1;
+    return id < drop_n && drop_set[id];
+}
+
+static const struct prog_drv *T(const plan *p, int s)
+{
+    return p->st[s].kind == SK_PTSZ ? &drv_pt : &drv;
+}
+
+static void add_pending(tstate *ts, int s, int id, uint32_t *host, uint32_t count)
+{
+    if (ts->npend[s] == ts->cap[s]) {
+        ts->cap[s] = ts->cap[s] ? ts->cap[s] * 2 : 16;
+        ts->pend[s] = realloc(ts->pend[s], (size_t)ts->cap[s] * sizeof(pending));
+        if (!ts->pend[s])
+            prog_die("out of memory");
+    }
+    ts->pend[s][ts->npend[s]++] = (pending){id, host, count};
+}
+
+/* The host has synchronised with stream s: its copies to the host are final. */
+static void observe(tstate *ts, int s)
+{
+    for (int i = 0; i < ts->npend[s]; i++) {
+        ts->h = prog_hash_u64(ts->h, (uint64_t)ts->pend[s][i].id);
+        ts->h = prog_hash_buf(ts->h, ts->pend[s][i].host, ts->pend[s][i].count);
+    }
+    ts->npend[s] = 0;
+}
+
+static void do_launch(const plan *p, int s, const flaunch *l)
+{
+    const struct prog_drv *d = T(p, s);
+    CUstream h = p->st[s].h;
+    CUdeviceptr dst = l->dst >= 0 ? p->b[l->dst].d : 0, src = l->src >= 0 ? p->b[l->src].d : 0;
+    uint32_t a = l->a, n = l->n;
+    uint8_t pa = (uint8_t)(l->a & 0xffu);
+    uint16_t pc = (uint16_t)(l->a >> 16);
+    uint64_t pb = l->b;
+    void *params[5];
+    size_t sizes[5];
+    int np = 0;
+#define P(x) (params[np] = &(x), sizes[np] = sizeof(x), np++)
+    switch (l->k) {
+    case K_FILL:
+    case K_MIX:
+        P(dst), P(a), P(n);
+        break;
+    case K_ADD:
+    case K_COPY:
+    case K_REDUCE:
+        P(dst), P(src), P(n);
+        break;
+    case K_AXPY:
+        P(dst), P(src), P(a), P(n);
+        break;
+    case K_STAMP:
+        P(dst), P(n);
+        break;
+    case K_PACKED:
+        P(pa), P(pb), P(pc), P(dst), P(n);
+        break;
+    default:
+        break;
+    }
+#undef P
+    prog_count_launch();
+    CUfunction f = kfn[l->k];
+    if (l->form == LF_EX) {
+        CUlaunchAttribute attrs[2];
+        memset(attrs, 0, sizeof attrs);
+        attrs[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+        attrs[0].value.priority = l->prio;
+        attrs[1].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+        CUlaunchConfig cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDimX = l->grid;
+        cfg.gridDimY = cfg.gridDimZ = 1;
+        cfg.blockDimX = l->block;
+        cfg.blockDimY = cfg.blockDimZ = 1;
+        cfg.sharedMemBytes = l->shmem;
+        cfg.hStream = h;
+        cfg.attrs = l->nattrs ? attrs : NULL;
+        cfg.numAttrs = (unsigned)l->nattrs;
+        CK(d->cuLaunchKernelEx(&cfg, f, params, NULL));
+    } else if (l->form == LF_EXTRA) {
+        unsigned char buf[64];
+        size_t off = 0;
+        memset(buf, 0, sizeof buf);
+        for (int i = 0; i < np; i++) {
+            off = (off + sizes[i] - 1) / sizes[i] * sizes[i]; /* natural alignment */
+            memcpy(buf + off, params[i], sizes[i]);
+            off += sizes[i];
+        }
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &off, CU_LAUNCH_PARAM_END};
+        CK(d->cuLaunchKernel(f, l->grid, 1, 1, l->block, 1, 1, l->shmem, h, NULL, extra));
+    } else {
+        CK(d->cuLaunchKernel(f, l->grid, 1, 1, l->block, 1, 1, l->shmem, h, params, NULL));
+    }
+}
+
+static void sync_stream_op(tstate *ts, const fop *op)
+{
+    const plan *p = ts->p;
+    const struct prog_drv *d = T(p, op->stream);
+    CUstream h = p->st[op->stream].h;
+    CUresult r;
+    switch (op->kind) {
+    case OP_STREAM_SYNC:
+        CK(d->cuStreamSynchronize(h));
+        break;
+    case OP_STREAM_QUERY:
+        while ((r = d->cuStreamQuery(h)) == CUDA_ERROR_NOT_READY)
+            sched_yield();
+        CK(r);
+        break;
+    case OP_EVENT_SYNC:
+        CK(d->cuEventRecord(ts->ev, h));
+        CK(d->cuEventSynchronize(ts->ev));
+        break;
+    default:
+        CK(d->cuEventRecord(ts->ev, h));
+        while ((r = d->cuEventQuery(ts->ev)) == CUDA_ERROR_NOT_READY)
+            sched_yield();
+        CK(r);
+        break;
+    }
+    observe(ts, op->stream);
+}
+
+static void run_op(tstate *ts, const fop *op)
+{
+    plan *p = ts->p;
+    int s = op->stream;
+    const struct prog_drv *d = s >= 0 ? T(p, s) : &drv;
+    CUstream h = s >= 0 ? p->st[s].h : 0;
+    CUdeviceptr bd = op->buf >= 0 ? p->b[op->buf].d : 0;
+    switch (op->kind) {
+    case OP_LAUNCH:
+        do_launch(p, s, &op->l);
+        break;
+    case OP_H2D_ASYNC:
+        CK(d->cuMemcpyHtoDAsync(bd, op->host, op->count * sizeof(uint32_t), h));
+        break;
+    case OP_D2H_ASYNC:
+        CK(d->cuMemcpyDtoHAsync(op->host, bd, op->count * sizeof(uint32_t), h));
+        add_pending(ts, s, op->id, op->host, op->count);
+        break;
+    case OP_D2D_ASYNC:
+        CK(d->cuMemcpyDtoDAsync(bd, p->b[op->buf2].d, op->count * sizeof(uint32_t), h));
+        break;
+    case OP_MEMSET_ASYNC:
+        CK(d->cuMemsetD32Async(bd, op->value, op->count, h));
+        break;
+    case OP_D2H_SYNC:
+        CK(drv.cuMemcpyDtoH(op->host, bd, op->count * sizeof(uint32_t)));
+        ts->h = prog_hash_u64(ts->h, (uint64_t)op->id);
+        ts->h = prog_hash_buf(ts->h, op->host, op->count);
+        /* the legacy stream waited for the blocking streams: their copies are final */
+        for (int i = 0; i < p->nstreams; i++)
+            if (p->st[i].thread == ts->t && implicitly_ordered(&p->st[i]))
+                observe(ts, i);
+        break;
+    case OP_H2D_SYNC:
+        CK(drv.cuMemcpyHtoD(bd, op->host, op->count * sizeof(uint32_t)));
+        for (int i = 0; i < p->nstreams; i++)
+            if (p->st[i].thread == ts->t && implicitly_ordered(&p->st[i]))
+                observe(ts, i);
+        break;
+    case OP_MEMSET_SYNC:
+        CK(drv.cuMemsetD32(bd, op->value, op->count));
+        break;
+    case OP_TRANSFER:
+    case OP_EVENT_DEP:
+        CK(d->cuEventRecord(ts->ev, h));
+        CK(T(p, op->stream2)->cuStreamWaitEvent(p->st[op->stream2].h, ts->ev, 0));
+        break;
+    case OP_STREAM_SYNC:
+    case OP_STREAM_QUERY:
+    case OP_EVENT_SYNC:
+    case OP_EVENT_QUERY:
+        sync_stream_op(ts, op);
+        break;
+    case OP_CTX_SYNC:
+        CK(drv.cuCtxSynchronize());
+        for (int i = 0; i < p->nstreams; i++)
+            if (p->st[i].thread == ts->t)
+                observe(ts, i);
+        break;
+    case OP_FREE_REALLOC:
+        CK(drv.cuMemFree(bd));
+        CK(drv.cuMemAlloc(&p->b[op->buf].d, op->count * sizeof(uint32_t)));
+        CK(d->cuMemsetD32Async(p->b[op->buf].d, op->value, op->count, h));
+        break;
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    tstate *ts = arg;
+    prog_thread_init();
+    CK(drv.cuEventCreate(&ts->ev, CU_EVENT_DISABLE_TIMING));
+    const fthread *th = &ts->p->th[ts->t];
+    for (int i = 0; i < th->nops; i++)
+        if (!skipped(th->ops[i].id))
+            run_op(ts, &th->ops[i]);
+    return NULL;
+}
+
+static uint64_t run_plan(plan *p)
+{
+    for (int s = 0; s < p->nstreams; s++) {
+        fstream *st = &p->st[s];
+        switch (st->kind) {
+        case SK_BLOCKING:
+            CK(drv.cuStreamCreate(&st->h, CU_STREAM_DEFAULT));
+            break;
+        case SK_NON_BLOCKING:
+            CK(drv.cuStreamCreate(&st->h, CU_STREAM_NON_BLOCKING));
+            break;
+        case SK_LEGACY:
+            st->h = st->null_handle ? (CUstream)0 : CU_STREAM_LEGACY;
+            break;
+        case SK_PER_THREAD:
+            st->h = CU_STREAM_PER_THREAD;
+            break;
+        case SK_PTSZ:
+            st->h = (CUstream)0;
+            break;
+        }
+    }
+    for (int b = 0; b < p->nbufs; b++) {
+        CK(drv.cuMemAlloc(&p->b[b].d, p->b[b].words * sizeof(uint32_t)));
+        CK(drv.cuMemcpyHtoD(p->b[b].d, p->init[b], p->b[b].words * sizeof(uint32_t)));
+    }
+    CK(drv.cuCtxSynchronize());
+
+    tstate ts[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    memset(ts, 0, sizeof ts);
+    for (int t = 0; t < p->nthreads; t++) {
+        ts[t].p = p;
+        ts[t].t = t;
+        ts[t].h = PROG_HASH_INIT + (uint64_t)t;
+        if (pthread_create(&tid[t], NULL, thread_main, &ts[t]))
+            prog_die("pthread_create failed");
+    }
+    for (int t = 0; t < p->nthreads; t++)
+        pthread_join(tid[t], NULL);
+
+    CK(drv.cuCtxSynchronize());
+    uint64_t h = prog_hash_u64(PROG_HASH_INIT, p->seed);
+    for (int t = 0; t < p->nthreads; t++) {
+        for (int s = 0; s < p->nstreams; s++)
+            if (p->st[s].thread == t)
+                observe(&ts[t], s);
+        h = prog_hash_u64(h, ts[t].h);
+        for (int s = 0; s < MAX_STREAMS; s++)
+            free(ts[t].pend[s]);
+        CK(drv.cuEventDestroy(ts[t].ev));
+    }
+    for (int b = 0; b < p->nbufs; b++) {
+        uint32_t *tmp = host_words(p->b[b].words);
+        CK(drv.cuMemcpyDtoH(tmp, p->b[b].d, p->b[b].words * sizeof(uint32_t)));
+        h = prog_hash_buf(h, tmp, p->b[b].words);
+        free(tmp);
+        CK(drv.cuMemFree(p->b[b].d));
+    }
+    for (int s = 0; s < p->nstreams; s++)
+        if (p->st[s].kind == SK_BLOCKING || p->st[s].kind == SK_NON_BLOCKING)
+            CK(drv.cuStreamDestroy(p->st[s].h));
+    return h;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(void)
+{
+    prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
+             "[--max-ops K] [--drop I,J,...] [--count-ops]");
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long first = 0, last = 99;
+    int min_threads = 1, max_threads = 3, verbose = 0, count_ops = 0;
+    const char *seeds_env = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--seeds") && v) {
+            if (sscanf(v, "%llu-%llu", &first, &last) != 2 || last < first)
+                usage();
+            i++;
+        } else if (!strcmp(a, "--min-threads") && v) {
+            min_threads = atoi(v), i++;
+        } else if (!strcmp(a, "--max-threads") && v) {
+            max_threads = atoi(v), i++;
+        } else if (!strcmp(a, "--seeds-env") && v) {
+            seeds_env = v, i++;
+        } else if (!strcmp(a, "--max-ops") && v) {
+            max_ops = atoi(v), i++;
+        } else if (!strcmp(a, "--drop") && v) {
+            for (const char *q = v; *q;) {
+                char *end;
+                long id = strtol(q, &end, 10);
+                if (end == q || id < 0 || id > 1000000)
+                    usage();
+                if (id >= drop_n) {
+                    int n = (int)id + 1;
+                    drop_set = realloc(drop_set, (size_t)n);
+                    if (!drop_set)
+                        prog_die("out of memory");
+                    memset(drop_set + drop_n, 0, (size_t)(n - drop_n));
+                    drop_n = n;
+                }
+                drop_set[id] = 1;
+                q = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',')
+                    usage();
+            }
+            i++;
+        } else if (!strcmp(a, "--verbose")) {
+            verbose = 1;
+        } else if (!strcmp(a, "--count-ops")) {
+            count_ops = 1;
+        } else {
+            usage();
+        }
+    }
+    if (min_threads < 1)
+        min_threads = 1;
+    if (max_threads > MAX_THREADS)
+        max_threads = MAX_THREADS;
+    if (max_threads < min_threads)
+        max_threads = min_threads;
+    if (seeds_env) {
+        char var[128];
+        unsigned div = 1;
+        snprintf(var, sizeof var, "%s", seeds_env);
+        char *slash = strchr(var, '/');
+        if (slash) {
+            *slash = 0;
+            div = (unsigned)atoi(slash + 1);
+            if (!div)
+                div = 1;
+        }
+        const char *e = getenv(var);
+        if (e && *e) {
+            unsigned long long c = strtoull(e, NULL, 10) / div;
+            last = first + (c ? c : 1) - 1;
+        }
+    }
+
+    if (count_ops) {
+        plan p;
+        plan_generate(&p, first, min_threads, max_threads);
+        printf("ops %d droppable ", p.total_ops);
+        int any = 0;
+        for (int t = 0; t < p.nthreads; t++)
+            for (int i = 0; i < p.th[t].nops; i++)
+                if (droppable(p.th[t].ops[i].kind))
+                    printf("%s%d", any++ ? "," : "", p.th[t].ops[i].id);
+        printf("\n");
+        plan_free(&p);
+        return 0;
+    }
+
+    prog_init();
+    prog_drv_load_into(&drv_pt, PROG_ACCESS_PROCADDR_PTDS);
+    prog_kernels_load(&K, 0);
+    kfn[K_FILL] = K.fill;
+    kfn[K_MIX] = K.mix;
+    kfn[K_ADD] = K.add;
+    kfn[K_AXPY] = K.axpy;
+    kfn[K_COPY] = K.copy;
+    kfn[K_STAMP] = K.stamp;
+    kfn[K_PACKED] = K.packed;
+    kfn[K_REDUCE] = K.reduce;
+    kfn[K_NOP] = K.nop;
+
+    for (unsigned long long seed = first; seed <= last; seed++) {
+        plan p;
+        plan_generate(&p, seed, min_threads, max_threads);
+        if (verbose)
+            print_plan(&p);
+        uint64_t h = run_plan(&p);
+        printf("seed %llu digest %016llx\n", seed, (unsigned long long)h);
+        fflush(stdout);
+        plan_free(&p);
+    }
+    free(drop_set);
+    prog_report_launches();
+    return 0;
+}
