@@ -574,8 +574,8 @@ void enc_options_init(void)
         __atomic_store_n(&enc_opt_parser, self, __ATOMIC_RELAXED);
         enc_options_parse(enc_getenv_lookup, NULL);
         enc_options_check_environ(environ);
-        if (enc_opt.print_config)
-            enc_options_print();
+        /* ENCORE_PRINT_CONFIG: the engine calls enc_options_print() once the
+         * rest of start-up is done. */
         __atomic_store_n(&enc_opt_state, 2, __ATOMIC_RELEASE);
         return;
     }

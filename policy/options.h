@@ -61,7 +61,9 @@ void enc_options_init(void);
  * Resets every option to its default first. */
 void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void *ctx);
 
-/* Print the effective configuration (name=value  # help) to the log fd. */
+/* Print the effective configuration (name=value  # help) to the log fd,
+ * whatever ENCORE_LOG_LEVEL says. enc_options_init() does not call it; the
+ * engine does when enc_opt.print_config is set. */
 void enc_options_print(void);
 
 /* Table access for tests and the README check. */
