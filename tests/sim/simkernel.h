@@ -15,7 +15,38 @@
  *   SIMCUDA_KERNEL(axpy, axpy_body, sizeof(float), sizeof(float *), sizeof(float *), sizeof(int));
  *
  * Device pointers are host pointers in the simulation, so a kernel body
- * dereferences them directly. */
+ * dereferences them directly.
+ *
+ * Parameter layout: parameter i sits at the next offset aligned to its
+ * natural alignment, taken as the largest power of two dividing its size, at
+ * most 8 (so a float then a pointer gives offsets 0 and 8).
+ *
+ * Common kernels: tests/sim/kernels_common.c builds libsimkernels.so into
+ * ${ENCORE_SIM_DIR} (fill_u32, add_u32, axpy_f32, scale_add_u32, copy_u32,
+ * hash_mix, spin_flag_set, sleep_us; parameters documented there). Its
+ * absolute path is in the CMake variable ENCORE_SIMKERNELS_PATH; tests get it
+ * as a define and load it with
+ *   target_compile_definitions(t PRIVATE SIMKERNELS_PATH="${ENCORE_SIMKERNELS_PATH}")
+ *   cuModuleLoadData(&mod, "simcuda:" SIMKERNELS_PATH);
+ *   cuModuleGetFunction(&fill, mod, "fill_u32");
+ *
+ * Environment of the simulated driver:
+ *   SIMCUDA_JITTER=0|1|<seed>  0: no delays. 1 or a seed: before every op the
+ *                              worker sleeps 0-50 us (random, seeded). Unset:
+ *                              a quarter of ops sleep 0-20 us.
+ *   SIMCUDA_STATS=1            at exit, print to stderr
+ *                              "simcuda: kernels=<N> graph_launches=<G> graph_kernels=<K>"
+ *                              N: kernel bodies run (eager and in graphs),
+ *                              G: graph launches run, K: kernel nodes run.
+ *   SIMCUDA_FAIL_CAPTURE=1     cuStreamEndCapture fails with
+ *                              CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (a value
+ *                              > 1 is used as the CUresult to return).
+ *   SIMCUDA_FAIL_INSTANTIATE=1 cuGraphInstantiate* fail with
+ *                              CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
+ *   SIMCUDA_VERBOSE=1          explain module load failures on stderr.
+ * Tests linked against the simulator may also call simcuda_get_stats(), the
+ * counters behind SIMCUDA_STATS (exported by libcuda.so.1; find it with
+ * dlsym(RTLD_DEFAULT, "simcuda_get_stats")). */
 #ifndef SIMCUDA_KERNEL_H
 #define SIMCUDA_KERNEL_H
 
@@ -44,5 +75,8 @@ typedef struct simcuda_kernel_desc {
 #define SIMCUDA_KERNEL0(name, body)                                            \
     __attribute__((visibility("default"))) const simcuda_kernel_desc           \
         simcuda_kernel_##name = {body, 0, {0}}
+
+typedef void (*simcuda_get_stats_fn)(unsigned long long *kernels, unsigned long long *graph_launches,
+                                    unsigned long long *graph_kernels);
 
 #endif

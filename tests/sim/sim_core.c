@@ -1,0 +1,1775 @@
+/* Simulated CUDA driver: initialisation, device, contexts, streams and their
+ * worker threads, memory, copies, memsets and events.
+ *
+ * Every stream (each context's legacy stream, each thread's per-thread
+ * default stream, each user stream) owns one worker thread that executes its
+ * queue in order. Each queued op carries (stream, sequence) dependencies: the
+ * worker waits until those streams have completed those sequence numbers.
+ * Implicit synchronisation of the legacy default stream is expressed with the
+ * same mechanism: legacy-stream work depends on everything enqueued before it
+ * on blocking streams of the context, and work on a blocking stream depends on
+ * everything enqueued before it on the legacy stream. A global mutex (g_mu)
+ * orders all enqueues, so dependencies always point backwards and cannot
+ * form cycles. */
+#include "sim_internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+atomic_int g_initialized;
+atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
+
+#define CTX_MAGIC 0x43545821
+
+/* ------------------------------------------------------------------------ */
+/* handle registry                                                          */
+/* ------------------------------------------------------------------------ */
+typedef struct { const void *p; int type; } reg_ent;
+#define REG_TOMB ((const void *)1)
+static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static reg_ent *g_reg;
+static size_t g_reg_cap, g_reg_used;
+
+static size_t reg_hash(const void *p, size_t cap) {
+    uint64_t h = (uint64_t)(uintptr_t)p;
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdull; h ^= h >> 33;
+    return (size_t)(h & (cap - 1));
+}
+
+static void reg_grow(void) {
+    size_t ncap = g_reg_cap ? g_reg_cap * 2 : 1024;
+    reg_ent *n = calloc(ncap, sizeof *n);
+    if (!n) abort();
+    for (size_t i = 0; i < g_reg_cap; i++) {
+        const void *p = g_reg[i].p;
+        if (!p || p == REG_TOMB) continue;
+        size_t j = reg_hash(p, ncap);
+        while (n[j].p) j = (j + 1) & (ncap - 1);
+        n[j] = g_reg[i];
+    }
+    free(g_reg);
+    g_reg = n;
+    g_reg_cap = ncap;
+    size_t used = 0;
+    for (size_t i = 0; i < ncap; i++) used += n[i].p != NULL;
+    g_reg_used = used;
+}
+
+void sim_reg_add(const void *p, int type) {
+    pthread_mutex_lock(&g_reg_mu);
+    if ((g_reg_used + 1) * 2 > g_reg_cap) reg_grow();
+    size_t j = reg_hash(p, g_reg_cap);
+    while (g_reg[j].p && g_reg[j].p != REG_TOMB && g_reg[j].p != p) j = (j + 1) & (g_reg_cap - 1);
+    if (!g_reg[j].p) g_reg_used++;
+    g_reg[j].p = p;
+    g_reg[j].type = type;
+    pthread_mutex_unlock(&g_reg_mu);
+}
+
+void sim_reg_del(const void *p) {
+    pthread_mutex_lock(&g_reg_mu);
+    if (g_reg_cap) {
+        size_t j = reg_hash(p, g_reg_cap);
+        while (g_reg[j].p) {
+            if (g_reg[j].p == p) { g_reg[j].p = REG_TOMB; g_reg[j].type = 0; break; }
+            j = (j + 1) & (g_reg_cap - 1);
+        }
+    }
+    pthread_mutex_unlock(&g_reg_mu);
+}
+
+void *sim_reg_get(const void *p, int type) {
+    void *r = NULL;
+    if (!p || p == REG_TOMB) return NULL;
+    pthread_mutex_lock(&g_reg_mu);
+    if (g_reg_cap) {
+        size_t j = reg_hash(p, g_reg_cap);
+        while (g_reg[j].p) {
+            if (g_reg[j].p == p) { if (g_reg[j].type == type) r = (void *)p; break; }
+            j = (j + 1) & (g_reg_cap - 1);
+        }
+    }
+    pthread_mutex_unlock(&g_reg_mu);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* configuration, jitter, stats                                             */
+/* ------------------------------------------------------------------------ */
+static unsigned g_jitter_max_us = 20;   /* max sleep before an op */
+static unsigned g_jitter_permille = 250; /* probability of sleeping */
+static uint64_t g_jitter_seed = 0x5151;
+static atomic_ullong g_ids;
+
+uint64_t sim_rng_next(uint64_t *s) {
+    uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    return *s = x;
+}
+
+void sim_jitter(sim_stream *s) {
+    if (!g_jitter_max_us) return;
+    uint64_t r = sim_rng_next(&s->rng);
+    if ((r % 1000) >= g_jitter_permille) return;
+    unsigned us = (unsigned)((r >> 20) % (g_jitter_max_us + 1));
+    if (us == 0) { sched_yield(); return; }
+    struct timespec ts = {0, (long)us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+bool sim_jitter_enabled(void) { return g_jitter_max_us != 0; }
+
+static void stats_at_exit(void) {
+    fprintf(stderr, "simcuda: kernels=%llu graph_launches=%llu graph_kernels=%llu\n",
+            (unsigned long long)atomic_load(&g_stat_kernels),
+            (unsigned long long)atomic_load(&g_stat_graph_launches),
+            (unsigned long long)atomic_load(&g_stat_graph_kernels));
+}
+
+__attribute__((constructor)) static void sim_configure(void) {
+    const char *j = getenv("SIMCUDA_JITTER");
+    if (j && *j) {
+        unsigned long long v = strtoull(j, NULL, 0);
+        if (v == 0) {
+            g_jitter_max_us = 0;
+        } else {
+            g_jitter_max_us = 50;
+            g_jitter_permille = 1000;
+            g_jitter_seed = v;
+        }
+    }
+    const char *st = getenv("SIMCUDA_STATS");
+    if (st && *st && strcmp(st, "0") != 0) atexit(stats_at_exit);
+}
+
+/* Counters for tests that link the simulator directly (see simkernel.h). */
+SIM_EXPORT void simcuda_get_stats(unsigned long long *kernels, unsigned long long *graph_launches,
+                                  unsigned long long *graph_kernels) {
+    if (kernels) *kernels = atomic_load(&g_stat_kernels);
+    if (graph_launches) *graph_launches = atomic_load(&g_stat_graph_launches);
+    if (graph_kernels) *graph_kernels = atomic_load(&g_stat_graph_kernels);
+}
+
+CUresult sim_check_init(void) {
+    return atomic_load(&g_initialized) ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------------ */
+/* init and device                                                          */
+/* ------------------------------------------------------------------------ */
+CUresult cuInit(unsigned int Flags) {
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    atomic_store(&g_initialized, 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *driverVersion) {
+    if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = SIM_DRIVER_VERSION;
+    return CUDA_SUCCESS;
+}
+
+static CUresult check_dev(CUdevice d) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    snprintf(name, (size_t)len, "%s", "simcuda virtual device");
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    *bytes = SIM_TOTAL_MEM;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
+    *major = 9;
+    *minor = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult get_uuid(CUuuid *uuid, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+    static const char u[16] = "simcuda-device-0";
+    memcpy(uuid->bytes, u, 16);
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return get_uuid(uuid, dev); }
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) { return get_uuid(uuid, dev); }
+
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!pi || (int)attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+    int v = 0;
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: v = SIM_MAX_DYN_SMEM_OPTIN; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: v = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: v = 1755000; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: v = 5120; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: v = 50331648; break;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: v = 512; break;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = 8; break;
+    case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: v = CU_COMPUTEMODE_DEFAULT; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_TCC_DRIVER: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: v = 2; break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: v = 1024; break;
+    default: v = 0; break;
+    }
+    *pi = v;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* contexts                                                                 */
+/* ------------------------------------------------------------------------ */
+static __thread sim_ctx **t_stack;
+static __thread int t_depth, t_stackcap;
+static sim_ctx *g_primary;
+static int g_primary_refs;
+static unsigned g_primary_flags;
+
+static sim_ctx *ctx_live(CUcontext h) {
+    sim_ctx *c = sim_reg_get(h, T_CTX);
+    return (c && c->magic == CTX_MAGIC && !c->dead) ? c : NULL;
+}
+
+sim_ctx *sim_current_ctx(void) {
+    if (t_depth <= 0) return NULL;
+    return ctx_live((CUcontext)t_stack[t_depth - 1]);
+}
+
+CUresult sim_require_ctx(sim_ctx **out) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_ctx *c = sim_current_ctx();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (out) *out = c;
+    return CUDA_SUCCESS;
+}
+
+static pthread_key_t g_stack_key;
+static pthread_once_t g_stack_once = PTHREAD_ONCE_INIT;
+static void stack_free(void *p) { free(p); }
+static void stack_key_init(void) { pthread_key_create(&g_stack_key, stack_free); }
+
+static int stack_push(sim_ctx *c) {
+    if (t_depth == t_stackcap) {
+        int ncap = t_stackcap ? t_stackcap * 2 : 8;
+        sim_ctx **n = realloc(t_stack, (size_t)ncap * sizeof *n);
+        if (!n) return -1;
+        t_stack = n;
+        t_stackcap = ncap;
+        pthread_once(&g_stack_once, stack_key_init);
+        pthread_setspecific(g_stack_key, n); /* freed at thread exit */
+    }
+    t_stack[t_depth++] = c;
+    return 0;
+}
+
+static sim_stream *stream_new(sim_ctx *ctx, int kind, unsigned flags, int prio);
+
+static sim_ctx *ctx_new(CUdevice dev, unsigned flags, bool primary) {
+    sim_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->magic = CTX_MAGIC;
+    c->dev = dev;
+    c->flags = flags;
+    c->primary = primary;
+    c->id = atomic_fetch_add(&g_ids, 1) + 1;
+    c->legacy = stream_new(c, SK_LEGACY, 0, 0);
+    if (!c->legacy) { free(c); return NULL; }
+    sim_reg_add(c, T_CTX);
+    return c;
+}
+
+static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    sim_ctx *c = ctx_new(dev, flags, false);
+    if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (stack_push(c)) return CUDA_ERROR_OUT_OF_MEMORY;
+    *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev) { return ctx_create(pctx, flags, dev); }
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) { return ctx_create(pctx, flags, dev); }
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice dev) {
+    (void)paramsArray;
+    if (numParams < 0) return CUDA_ERROR_INVALID_VALUE;
+    return ctx_create(pctx, flags, dev);
+}
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
+    (void)ctxCreateParams;
+    return ctx_create(pctx, flags, dev);
+}
+
+static void ctx_sync_all(sim_ctx *c);
+
+static CUresult ctx_destroy(CUcontext h) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_ctx *c = ctx_live(h);
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (c->primary) return CUDA_ERROR_INVALID_CONTEXT;
+    ctx_sync_all(c);
+    pthread_mutex_lock(&g_mu);
+    c->dead = true;
+    pthread_mutex_unlock(&g_mu);
+    sim_reg_del(c);
+    /* pop it from this thread's stack if current; other references to it
+     * now fail with CUDA_ERROR_INVALID_CONTEXT */
+    if (t_depth > 0 && t_stack[t_depth - 1] == c) t_depth--;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxDestroy(CUcontext ctx) { return ctx_destroy(ctx); }
+CUresult cuCtxDestroy_v2(CUcontext ctx) { return ctx_destroy(ctx); }
+
+CUresult cuCtxGetCurrent(CUcontext *pctx) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = t_depth > 0 ? (CUcontext)t_stack[t_depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!ctx) {
+        if (t_depth > 0) t_depth--;
+        return CUDA_SUCCESS;
+    }
+    sim_ctx *c = ctx_live(ctx);
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (t_depth > 0) t_stack[t_depth - 1] = c;
+    else if (stack_push(c)) return CUDA_ERROR_OUT_OF_MEMORY;
+    return CUDA_SUCCESS;
+}
+
+static CUresult ctx_push(CUcontext ctx) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_ctx *c = ctx_live(ctx);
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    return stack_push(c) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+CUresult cuCtxPushCurrent(CUcontext ctx) { return ctx_push(ctx); }
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) { return ctx_push(ctx); }
+
+static CUresult ctx_pop(CUcontext *pctx) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (t_depth <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+    sim_ctx *c = t_stack[--t_depth];
+    if (pctx) *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent(CUcontext *pctx) { return ctx_pop(pctx); }
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx) { return ctx_pop(pctx); }
+
+CUresult cuCtxGetDevice(CUdevice *device) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = c->dev;
+    return CUDA_SUCCESS;
+}
+
+static CUresult ctx_or_current(CUcontext h, sim_ctx **out) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_ctx *c = h ? ctx_live(h) : sim_current_ctx();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
+    sim_ctx *c;
+    CUresult rc = ctx_or_current(ctx, &c);
+    if (rc) return rc;
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = c->dev;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version) {
+    sim_ctx *c;
+    CUresult rc = ctx_or_current(ctx, &c);
+    if (rc) return rc;
+    if (!version) return CUDA_ERROR_INVALID_VALUE;
+    *version = 3020;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetFlags(unsigned int *flags) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = c->flags;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetFlags(unsigned int flags) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    c->flags = flags;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId) {
+    sim_ctx *c;
+    CUresult rc = ctx_or_current(ctx, &c);
+    if (rc) return rc;
+    if (!ctxId) return CUDA_ERROR_INVALID_VALUE;
+    *ctxId = c->id;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (leastPriority) *leastPriority = 0;
+    if (greatestPriority) *greatestPriority = -5;
+    return CUDA_SUCCESS;
+}
+
+static size_t g_limits[16];
+CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (!pvalue || (unsigned)limit >= 16) return CUDA_ERROR_INVALID_VALUE;
+    size_t v = g_limits[limit];
+    if (!v) {
+        switch (limit) {
+        case CU_LIMIT_STACK_SIZE: v = 1024; break;
+        case CU_LIMIT_PRINTF_FIFO_SIZE: v = 1 << 20; break;
+        case CU_LIMIT_MALLOC_HEAP_SIZE: v = 8 << 20; break;
+        case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: v = 2; break;
+        case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: v = 2048; break;
+        case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: v = 64; break;
+        default: break;
+        }
+    }
+    *pvalue = v;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if ((unsigned)limit >= 16) return CUDA_ERROR_INVALID_VALUE;
+    g_limits[limit] = value;
+    return CUDA_SUCCESS;
+}
+
+static CUfunc_cache g_cache_config = CU_FUNC_CACHE_PREFER_NONE;
+CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (!pconfig) return CUDA_ERROR_INVALID_VALUE;
+    *pconfig = g_cache_config;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    g_cache_config = config;
+    return CUDA_SUCCESS;
+}
+
+/* primary context */
+static CUresult primary_get(CUdevice dev, sim_ctx **out) {
+    pthread_mutex_lock(&g_mu);
+    if (!g_primary) {
+        pthread_mutex_unlock(&g_mu);
+        sim_ctx *c = ctx_new(dev, g_primary_flags, true);
+        if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+        pthread_mutex_lock(&g_mu);
+        if (!g_primary) g_primary = c;
+        else { c->dead = true; sim_reg_del(c); }
+    }
+    *out = g_primary;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    sim_ctx *c;
+    if ((rc = primary_get(dev, &c))) return rc;
+    pthread_mutex_lock(&g_mu);
+    g_primary_refs++;
+    pthread_mutex_unlock(&g_mu);
+    *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
+}
+
+static CUresult primary_release(CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    if (g_primary_refs <= 0) { pthread_mutex_unlock(&g_mu); return CUDA_ERROR_INVALID_CONTEXT; }
+    g_primary_refs--;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return primary_release(dev); }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return primary_release(dev); }
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    *flags = g_primary_flags;
+    *active = g_primary_refs > 0;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+static CUresult primary_set_flags(CUdevice dev, unsigned flags) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    g_primary_flags = flags;
+    if (g_primary) g_primary->flags = flags;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) { return primary_set_flags(dev, flags); }
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) { return primary_set_flags(dev, flags); }
+
+static CUresult primary_reset(CUdevice dev) {
+    CUresult rc = check_dev(dev);
+    if (rc) return rc;
+    /* The context object stays valid (handles cached by the program keep
+     * working); its work is drained and its flags reset. */
+    if (g_primary) ctx_sync_all(g_primary);
+    pthread_mutex_lock(&g_mu);
+    g_primary_flags = 0;
+    g_primary_refs = 0;
+    if (g_primary) g_primary->flags = 0;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return primary_reset(dev); }
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) { return primary_reset(dev); }
+
+/* ------------------------------------------------------------------------ */
+/* streams and workers                                                      */
+/* ------------------------------------------------------------------------ */
+void sim_wait_seq(sim_stream *s, uint64_t seq) {
+    if (atomic_load(&s->completed) >= seq) return;
+    pthread_mutex_lock(&s->mu);
+    while (atomic_load(&s->completed) < seq) pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *worker_main(void *arg) {
+    sim_stream *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->head) pthread_cond_wait(&s->cv, &s->mu);
+        sim_op *op = s->head;
+        s->head = op->next;
+        if (!s->head) s->tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+
+        for (int i = 0; i < op->ndeps; i++) sim_wait_seq(op->deps[i].s, op->deps[i].seq);
+        bool stop = op->w.kind == W_STOP;
+        sim_jitter(s);
+        sim_work_run(&op->w, s, false);
+        sim_work_release(&op->w);
+
+        pthread_mutex_lock(&s->mu);
+        atomic_store(&s->completed, op->seq);
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        free(op->deps);
+        free(op);
+        if (stop) return NULL;
+    }
+}
+
+static int ctx_add_stream_locked(sim_ctx *ctx, sim_stream *s) {
+    if (ctx->nstreams == ctx->capstreams) {
+        int ncap = ctx->capstreams ? ctx->capstreams * 2 : 8;
+        sim_stream **n = realloc(ctx->streams, (size_t)ncap * sizeof *n);
+        if (!n) return -1;
+        ctx->streams = n;
+        ctx->capstreams = ncap;
+    }
+    ctx->streams[ctx->nstreams++] = s;
+    return 0;
+}
+
+static sim_stream *stream_new(sim_ctx *ctx, int kind, unsigned flags, int prio) {
+    sim_stream *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->ctx = ctx;
+    s->kind = kind;
+    s->flags = flags;
+    s->priority = prio;
+    s->id = atomic_fetch_add(&g_ids, 1) + 1;
+    s->rng = g_jitter_seed * 0x9e3779b97f4a7c15ull + s->id;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    int e = pthread_create(&s->worker, &attr, worker_main, s);
+    pthread_attr_destroy(&attr);
+    if (e) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        free(s);
+        return NULL;
+    }
+    /* Stream objects are never freed: ops, events and other streams may still
+     * refer to them after destruction. A dead stream's worker exits. */
+    static sim_stream *all_streams;
+    pthread_mutex_lock(&g_mu);
+    s->all_next = all_streams; /* keeps them reachable (leak checkers) */
+    all_streams = s;
+    int bad = ctx_add_stream_locked(ctx, s);
+    pthread_mutex_unlock(&g_mu);
+    if (bad) return NULL;
+    return s;
+}
+
+static void stream_stop_locked(sim_stream *s) {
+    sim_work w = {.kind = W_STOP};
+    s->dead = true;
+    sim_enqueue_locked(s, &w, NULL, 0, NULL);
+}
+
+/* per-thread default streams */
+typedef struct pts_ent { sim_ctx *ctx; sim_stream *s; } pts_ent;
+typedef struct pts_list { pts_ent *v; int n, cap; } pts_list;
+static __thread pts_list *t_pts;
+static pthread_key_t g_pts_key;
+static pthread_once_t g_pts_once = PTHREAD_ONCE_INIT;
+
+static void pts_destroy(void *arg) {
+    pts_list *l = arg;
+    for (int i = 0; i < l->n; i++) {
+        sim_stream *s = l->v[i].s;
+        pthread_mutex_lock(&g_mu);
+        uint64_t last = s->enqueued;
+        pthread_mutex_unlock(&g_mu);
+        sim_wait_seq(s, last);
+        pthread_mutex_lock(&g_mu);
+        stream_stop_locked(s);
+        pthread_mutex_unlock(&g_mu);
+    }
+    free(l->v);
+    free(l);
+}
+static void pts_key_init(void) { pthread_key_create(&g_pts_key, pts_destroy); }
+
+static sim_stream *per_thread_stream(sim_ctx *ctx) {
+    if (t_pts)
+        for (int i = 0; i < t_pts->n; i++)
+            if (t_pts->v[i].ctx == ctx) return t_pts->v[i].s;
+    pthread_once(&g_pts_once, pts_key_init);
+    if (!t_pts) {
+        t_pts = calloc(1, sizeof *t_pts);
+        if (!t_pts) return NULL;
+        pthread_setspecific(g_pts_key, t_pts);
+    }
+    if (t_pts->n == t_pts->cap) {
+        int ncap = t_pts->cap ? t_pts->cap * 2 : 4;
+        pts_ent *n = realloc(t_pts->v, (size_t)ncap * sizeof *n);
+        if (!n) return NULL;
+        t_pts->v = n;
+        t_pts->cap = ncap;
+    }
+    sim_stream *s = stream_new(ctx, SK_PERTHREAD, 0, 0);
+    if (!s) return NULL;
+    t_pts->v[t_pts->n++] = (pts_ent){ctx, s};
+    return s;
+}
+
+CUresult sim_stream_resolve(CUstream h, int ptds, sim_stream **out) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        sim_ctx *c = sim_current_ctx();
+        if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+        bool pt = h == CU_STREAM_PER_THREAD || (h == NULL && ptds);
+        sim_stream *s = pt ? per_thread_stream(c) : c->legacy;
+        if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+        *out = s;
+        return CUDA_SUCCESS;
+    }
+    sim_stream *s = sim_reg_get(h, T_STREAM);
+    if (!s || s->dead) return CUDA_ERROR_INVALID_HANDLE;
+    if (s->ctx->dead) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    *out = s;
+    return CUDA_SUCCESS;
+}
+
+static int deps_push(sim_dep **v, int *n, int *cap, sim_stream *s, uint64_t seq) {
+    if (seq == 0 || atomic_load(&s->completed) >= seq) return 0;
+    for (int i = 0; i < *n; i++)
+        if ((*v)[i].s == s) {
+            if ((*v)[i].seq < seq) (*v)[i].seq = seq;
+            return 0;
+        }
+    if (*n == *cap) {
+        int ncap = *cap ? *cap * 2 : 4;
+        sim_dep *nv = realloc(*v, (size_t)ncap * sizeof *nv);
+        if (!nv) return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = (sim_dep){s, seq};
+    return 0;
+}
+
+CUresult sim_enqueue_locked(sim_stream *s, sim_work *w, const sim_dep *extra, int nextra, uint64_t *seqout) {
+    sim_op *op = calloc(1, sizeof *op);
+    if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+    int cap = 0;
+    sim_ctx *ctx = s->ctx;
+    int bad = 0;
+    if (w->kind != W_STOP) {
+        if (s->kind == SK_LEGACY) {
+            for (int i = 0; i < ctx->nstreams; i++) {
+                sim_stream *t = ctx->streams[i];
+                if (t == s || (t->flags & CU_STREAM_NON_BLOCKING)) continue;
+                if (t->dead && atomic_load(&t->completed) >= t->enqueued) {
+                    ctx->streams[i--] = ctx->streams[--ctx->nstreams]; /* drained: forget it */
+                    continue;
+                }
+                bad |= deps_push(&op->deps, &op->ndeps, &cap, t, t->enqueued);
+            }
+        } else if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
+            bad |= deps_push(&op->deps, &op->ndeps, &cap, ctx->legacy, ctx->legacy->enqueued);
+        }
+    }
+    for (int i = 0; i < nextra; i++)
+        if (extra[i].s != s) bad |= deps_push(&op->deps, &op->ndeps, &cap, extra[i].s, extra[i].seq);
+    if (bad) {
+        free(op->deps);
+        free(op);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    op->w = *w;
+    op->seq = ++s->enqueued;
+    if (seqout) *seqout = op->seq;
+    pthread_mutex_lock(&s->mu);
+    if (s->tail) s->tail->next = op;
+    else s->head = op;
+    s->tail = op;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return CUDA_SUCCESS;
+}
+
+/* Submit work to a stream: captured when the stream captures (unless
+ * nocapture, then the capture is invalidated and the call fails), refused
+ * with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT on the legacy stream while a
+ * blocking stream captures, otherwise enqueued. With wait, returns after the
+ * work completed. On failure the work is released. */
+enum { SUB_WAIT = 1, SUB_NOCAPTURE = 2 };
+static CUresult submit(sim_stream *s, sim_work *w, int flags) {
+    uint64_t seq = 0;
+    CUresult rc;
+    pthread_mutex_lock(&g_mu);
+    if (s->kind == SK_LEGACY) {
+        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+        if (c) {
+            sim_capture_invalidate_locked(c);
+            pthread_mutex_unlock(&g_mu);
+            sim_work_release(w);
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+    }
+    if (s->cap) {
+        if (flags & SUB_NOCAPTURE) {
+            sim_capture_invalidate_locked(s->cap);
+            pthread_mutex_unlock(&g_mu);
+            sim_work_release(w);
+            return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        }
+        sim_capture_add_locked(s, w, &rc);
+        pthread_mutex_unlock(&g_mu);
+        return rc;
+    }
+    rc = sim_enqueue_locked(s, w, NULL, 0, &seq);
+    pthread_mutex_unlock(&g_mu);
+    if (rc) {
+        sim_work_release(w);
+        return rc;
+    }
+    if (flags & SUB_WAIT) sim_wait_seq(s, seq);
+    return CUDA_SUCCESS;
+}
+
+CUresult sim_enqueue(sim_stream *s, sim_work *w, uint64_t *seq) {
+    (void)seq;
+    return submit(s, w, 0);
+}
+
+static void ctx_sync_all(sim_ctx *c) {
+    pthread_mutex_lock(&g_mu);
+    int n = c->nstreams;
+    sim_dep *v = calloc((size_t)n + 1, sizeof *v);
+    if (v)
+        for (int i = 0; i < n; i++) v[i] = (sim_dep){c->streams[i], c->streams[i]->enqueued};
+    pthread_mutex_unlock(&g_mu);
+    if (!v) return;
+    for (int i = 0; i < n; i++) sim_wait_seq(v[i].s, v[i].seq);
+    free(v);
+}
+
+static CUresult ctx_synchronize(sim_ctx *c) {
+    CUresult rc = sim_unsafe_call_check();
+    if (rc) return rc;
+    ctx_sync_all(c);
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSynchronize(void) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    return ctx_synchronize(c);
+}
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+    sim_ctx *c;
+    CUresult rc = ctx_or_current(ctx, &c);
+    if (rc) return rc;
+    return ctx_synchronize(c);
+}
+
+static CUresult stream_create(CUstream *ph, unsigned flags, int prio) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+    if (prio > 0) prio = 0;
+    if (prio < -5) prio = -5;
+    sim_stream *s = stream_new(c, SK_USER, flags, prio);
+    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+    sim_reg_add(s, T_STREAM);
+    *ph = (CUstream)s;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags) { return stream_create(phStream, Flags, 0); }
+CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority) {
+    return stream_create(phStream, flags, priority);
+}
+
+static CUresult stream_destroy(CUstream h) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_stream *s = sim_reg_get(h, T_STREAM);
+    if (!s || s->dead) return CUDA_ERROR_INVALID_HANDLE;
+    sim_reg_del(s);
+    pthread_mutex_lock(&g_mu);
+    if (s->cap) sim_capture_invalidate_locked(s->cap);
+    /* pending work still runs; the worker exits after it */
+    stream_stop_locked(s);
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy(CUstream hStream) { return stream_destroy(hStream); }
+CUresult cuStreamDestroy_v2(CUstream hStream) { return stream_destroy(hStream); }
+
+static CUresult stream_sync(CUstream h, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    if (s->cap) {
+        sim_capture_invalidate_locked(s->cap);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (s->kind == SK_LEGACY) {
+        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+        if (c) {
+            sim_capture_invalidate_locked(c);
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+    }
+    uint64_t last = s->enqueued;
+    pthread_mutex_unlock(&g_mu);
+    sim_wait_seq(s, last);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream hStream) { return stream_sync(hStream, 0); }
+CUresult cuStreamSynchronize_ptsz(CUstream hStream) { return stream_sync(hStream, 1); }
+
+static CUresult stream_query(CUstream h, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    if (s->cap) {
+        sim_capture_invalidate_locked(s->cap);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    uint64_t last = s->enqueued;
+    pthread_mutex_unlock(&g_mu);
+    return atomic_load(&s->completed) >= last ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+CUresult cuStreamQuery(CUstream hStream) { return stream_query(hStream, 0); }
+CUresult cuStreamQuery_ptsz(CUstream hStream) { return stream_query(hStream, 1); }
+
+static CUresult stream_get_flags(CUstream h, unsigned *flags, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = s->flags;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags) { return stream_get_flags(hStream, flags, 0); }
+CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags) { return stream_get_flags(hStream, flags, 1); }
+
+static CUresult stream_get_prio(CUstream h, int *p, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    *p = s->priority;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamGetPriority(CUstream hStream, int *priority) { return stream_get_prio(hStream, priority, 0); }
+CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority) { return stream_get_prio(hStream, priority, 1); }
+
+static CUresult stream_get_ctx(CUstream h, CUcontext *pctx, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = (CUcontext)s->ctx;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) { return stream_get_ctx(hStream, pctx, 0); }
+CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx) { return stream_get_ctx(hStream, pctx, 1); }
+CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx) {
+    if (pGreenCtx) *pGreenCtx = NULL;
+    return stream_get_ctx(hStream, pCtx, 0);
+}
+CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx) {
+    if (pGreenCtx) *pGreenCtx = NULL;
+    return stream_get_ctx(hStream, pCtx, 1);
+}
+
+static CUresult stream_get_id(CUstream h, unsigned long long *id, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    *id = s->id;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) { return stream_get_id(hStream, streamId, 0); }
+CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId) { return stream_get_id(hStream, streamId, 1); }
+
+static CUresult stream_get_device(CUstream h, CUdevice *d, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    *d = s->ctx->dev;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device) { return stream_get_device(hStream, device, 0); }
+CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device) { return stream_get_device(hStream, device, 1); }
+
+static CUresult launch_host(CUstream h, CUhostFn fn, void *ud, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = W_HOST};
+    w.u.host.fn = fn;
+    w.u.host.ud = ud;
+    return submit(s, &w, 0);
+}
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) { return launch_host(hStream, fn, userData, 0); }
+CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData) { return launch_host(hStream, fn, userData, 1); }
+
+static CUresult add_callback(CUstream h, CUstreamCallback cb, void *ud, unsigned flags, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = W_CALLBACK};
+    w.u.cb.fn = cb;
+    w.u.cb.ud = ud;
+    w.u.cb.handle = h;
+    return submit(s, &w, SUB_NOCAPTURE);
+}
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags) {
+    return add_callback(hStream, callback, userData, flags, 0);
+}
+CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags) {
+    return add_callback(hStream, callback, userData, flags, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* memory                                                                   */
+/* ------------------------------------------------------------------------ */
+enum { A_DEVICE = 1, A_HOST, A_REGISTERED, A_MANAGED };
+typedef struct sim_alloc { uintptr_t base; size_t size; int kind; unsigned flags; sim_ctx *ctx; unsigned long long id; } sim_alloc;
+static pthread_mutex_t g_alloc_mu = PTHREAD_MUTEX_INITIALIZER;
+static sim_alloc *g_allocs;
+static int g_nallocs, g_capallocs;
+static size_t g_dev_used;
+
+static int alloc_add(void *p, size_t n, int kind, unsigned flags, sim_ctx *ctx) {
+    pthread_mutex_lock(&g_alloc_mu);
+    if (g_nallocs == g_capallocs) {
+        int ncap = g_capallocs ? g_capallocs * 2 : 64;
+        sim_alloc *v = realloc(g_allocs, (size_t)ncap * sizeof *v);
+        if (!v) { pthread_mutex_unlock(&g_alloc_mu); return -1; }
+        g_allocs = v;
+        g_capallocs = ncap;
+    }
+    g_allocs[g_nallocs++] = (sim_alloc){(uintptr_t)p, n, kind, flags, ctx, atomic_fetch_add(&g_ids, 1) + 1};
+    if (kind == A_DEVICE || kind == A_MANAGED) g_dev_used += n;
+    pthread_mutex_unlock(&g_alloc_mu);
+    return 0;
+}
+
+/* find the allocation containing [p, p+n); copies it out */
+static bool alloc_find(const void *p, size_t n, sim_alloc *out) {
+    uintptr_t a = (uintptr_t)p;
+    bool found = false;
+    pthread_mutex_lock(&g_alloc_mu);
+    for (int i = g_nallocs - 1; i >= 0; i--) {
+        sim_alloc *e = &g_allocs[i];
+        if (a >= e->base && a - e->base < (e->size ? e->size : 1) && (n == 0 || a + n <= e->base + e->size)) {
+            if (out) *out = *e;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_alloc_mu);
+    return found;
+}
+
+/* remove the allocation starting at p of one of the kinds (mask); -1 if none */
+static int alloc_remove(const void *p, unsigned kindmask, sim_alloc *out) {
+    int r = -1;
+    pthread_mutex_lock(&g_alloc_mu);
+    for (int i = 0; i < g_nallocs; i++) {
+        if (g_allocs[i].base == (uintptr_t)p && (kindmask & (1u << g_allocs[i].kind))) {
+            if (out) *out = g_allocs[i];
+            if (g_allocs[i].kind == A_DEVICE || g_allocs[i].kind == A_MANAGED) g_dev_used -= g_allocs[i].size;
+            g_allocs[i] = g_allocs[--g_nallocs];
+            r = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_alloc_mu);
+    return r;
+}
+
+bool sim_is_pinned(const void *p, size_t n) { return alloc_find(p, n, NULL); }
+
+static void *dev_malloc(size_t n) {
+    size_t sz = (n + 255) & ~(size_t)255;
+    void *p = aligned_alloc(256, sz);
+    /* fresh device memory holds garbage on a GPU: make reads of
+     * uninitialised memory visible */
+    if (p) memset(p, 0xA5, sz);
+    return p;
+}
+
+CUresult sim_unsafe_call_check(void) {
+    pthread_mutex_lock(&g_mu);
+    bool bad = sim_capture_forbids_unsafe_locked();
+    pthread_mutex_unlock(&g_mu);
+    return bad ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = sim_unsafe_call_check())) return rc;
+    if (bytesize > SIM_TOTAL_MEM - g_dev_used) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = dev_malloc(bytesize);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (alloc_add(p, bytesize, A_DEVICE, 0, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = sim_unsafe_call_check())) return rc;
+    void *p = dev_malloc(bytesize);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (alloc_add(p, bytesize, A_MANAGED, flags, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (dptr == 0) return CUDA_SUCCESS;
+    if ((rc = sim_unsafe_call_check())) return rc;
+    sim_alloc a;
+    if (!alloc_find((void *)(uintptr_t)dptr, 0, &a) || a.base != dptr || (a.kind != A_DEVICE && a.kind != A_MANAGED))
+        return CUDA_ERROR_INVALID_VALUE;
+    /* like the real driver, freeing waits for work that may still use it */
+    ctx_sync_all(a.ctx);
+    if (alloc_remove((void *)(uintptr_t)dptr, (1u << A_DEVICE) | (1u << A_MANAGED), NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    free((void *)(uintptr_t)dptr);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (!free_ || !total) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_alloc_mu);
+    *free_ = SIM_TOTAL_MEM - g_dev_used;
+    pthread_mutex_unlock(&g_alloc_mu);
+    *total = SIM_TOTAL_MEM;
+    return CUDA_SUCCESS;
+}
+
+static CUresult host_alloc(void **pp, size_t n, unsigned flags) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!pp || n == 0) return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = sim_unsafe_call_check())) return rc;
+    void *p = aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (alloc_add(p, n, A_HOST, flags, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize) { return host_alloc(pp, bytesize, 0); }
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) { return host_alloc(pp, bytesize, Flags); }
+
+CUresult cuMemFreeHost(void *p) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    sim_alloc a;
+    if (!alloc_find(p, 0, &a) || a.base != (uintptr_t)p || a.kind != A_HOST) return CUDA_ERROR_INVALID_VALUE;
+    ctx_sync_all(a.ctx);
+    if (alloc_remove(p, 1u << A_HOST, NULL)) return CUDA_ERROR_INVALID_VALUE;
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (!pdptr || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    sim_alloc a;
+    if (!alloc_find(p, 0, &a) || (a.kind != A_HOST && a.kind != A_REGISTERED)) return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    sim_alloc a;
+    if (!pFlags || !alloc_find(p, 0, &a) || a.kind != A_HOST) return CUDA_ERROR_INVALID_VALUE;
+    *pFlags = a.flags;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    if (!p || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (alloc_find(p, 1, NULL)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (alloc_add(p, bytesize, A_REGISTERED, Flags, c)) return CUDA_ERROR_OUT_OF_MEMORY;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) { return cuMemHostRegister_v2(p, bytesize, Flags); }
+
+CUresult cuMemHostUnregister(void *p) {
+    sim_ctx *c;
+    CUresult rc = sim_require_ctx(&c);
+    if (rc) return rc;
+    sim_alloc a;
+    if (!alloc_find(p, 0, &a) || a.kind != A_REGISTERED) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    ctx_sync_all(a.ctx);
+    alloc_remove(p, 1u << A_REGISTERED, NULL);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    sim_alloc a;
+    if (!alloc_find((void *)(uintptr_t)dptr, 0, &a) || (a.kind != A_DEVICE && a.kind != A_MANAGED))
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase) *pbase = a.base;
+    if (psize) *psize = a.size;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!data) return CUDA_ERROR_INVALID_VALUE;
+    sim_alloc a;
+    if (!alloc_find((void *)(uintptr_t)ptr, 0, &a)) return CUDA_ERROR_INVALID_VALUE;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = (CUcontext)a.ctx; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(CUmemorytype *)data = (a.kind == A_DEVICE || a.kind == A_MANAGED) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (a.kind == A_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)(uintptr_t)ptr;
+        break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = a.kind == A_MANAGED; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = a.base; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = a.size; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data = a.id; break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(int *)data = 1; break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(int *)data = 1; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* stream-ordered allocation: allocated at call time, freed on the worker */
+static CUresult mem_alloc_async(CUdeviceptr *dptr, size_t n, CUstream h, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!dptr || n == 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    bool capturing = s->cap != NULL;
+    if (capturing) sim_capture_invalidate_locked(s->cap);
+    pthread_mutex_unlock(&g_mu);
+    if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graph allocations: not simulated */
+    void *p = dev_malloc(n);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (alloc_add(p, n, A_DEVICE, 0, s->ctx)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) { return mem_alloc_async(dptr, bytesize, hStream, 0); }
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) { return mem_alloc_async(dptr, bytesize, hStream, 1); }
+
+static CUresult mem_free_async(CUdeviceptr dptr, CUstream h, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    sim_alloc a;
+    if (!alloc_find((void *)(uintptr_t)dptr, 0, &a) || a.base != dptr || a.kind != A_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    bool capturing = s->cap != NULL;
+    if (capturing) sim_capture_invalidate_locked(s->cap);
+    pthread_mutex_unlock(&g_mu);
+    if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    /* unregister now (the address may not be used after this call in stream
+     * order), release the memory when the stream reaches the free */
+    if (alloc_remove((void *)(uintptr_t)dptr, 1u << A_DEVICE, NULL)) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = W_FREE};
+    w.u.fr.p = (void *)(uintptr_t)dptr;
+    return submit(s, &w, SUB_NOCAPTURE);
+}
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) { return mem_free_async(dptr, hStream, 0); }
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) { return mem_free_async(dptr, hStream, 1); }
+
+/* ------------------------------------------------------------------------ */
+/* copies and memsets                                                       */
+/* ------------------------------------------------------------------------ */
+/* Blocking copy: ordered like legacy-stream (or per-thread-stream) work and
+ * returns when done. */
+static CUresult copy_sync(void *dst, const void *src, size_t n, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (n == 0) return CUDA_SUCCESS;
+    if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = sim_unsafe_call_check())) return rc;
+    if ((rc = sim_stream_resolve(NULL, ptds, &s))) return rc;
+    sim_work w = {.kind = W_MEMCPY};
+    w.u.cpy.dst = dst;
+    w.u.cpy.src = src;
+    w.u.cpy.n = n;
+    return submit(s, &w, SUB_WAIT | SUB_NOCAPTURE);
+}
+
+#define P(x) ((void *)(uintptr_t)(x))
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return copy_sync(P(d), s, n, 0); }
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *s, size_t n) { return copy_sync(P(d), s, n, 1); }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return copy_sync(d, P(s), n, 0); }
+CUresult cuMemcpyDtoH_v2_ptds(void *d, CUdeviceptr s, size_t n) { return copy_sync(d, P(s), n, 1); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_sync(P(d), P(s), n, 0); }
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_sync(P(d), P(s), n, 1); }
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_sync(P(d), P(s), n, 0); }
+CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_sync(P(d), P(s), n, 1); }
+
+/* Asynchronous copy. Like the real driver: a pageable (unregistered) host
+ * source is staged at call time, so the caller may reuse it on return; a
+ * pageable host destination makes the call return only after the copy. */
+static CUresult copy_async(void *dst, const void *src, size_t n, CUstream h, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (n == 0) return CUDA_SUCCESS;
+    if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    bool capturing = s->cap != NULL;
+    pthread_mutex_unlock(&g_mu);
+    sim_work w = {.kind = W_MEMCPY};
+    w.u.cpy.dst = dst;
+    w.u.cpy.src = src;
+    w.u.cpy.n = n;
+    int flags = 0;
+    if (!capturing) {
+        if (!sim_is_pinned(src, n)) {
+            void *st = malloc(n);
+            if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
+            memcpy(st, src, n);
+            w.u.cpy.staged = st;
+        }
+        if (!sim_is_pinned(dst, n)) flags |= SUB_WAIT;
+    }
+    return submit(s, &w, flags);
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h) { return copy_async(P(d), s, n, h, 0); }
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h) { return copy_async(P(d), s, n, h, 1); }
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(d, P(s), n, h, 0); }
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(d, P(s), n, h, 1); }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 0); }
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 1); }
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 0); }
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 1); }
+
+/* memsets are asynchronous with respect to the host, also the "synchronous"
+ * ones (they are ordered on the legacy or per-thread stream) */
+static CUresult memset_any(CUdeviceptr d, unsigned value, unsigned elsize, size_t n, CUstream h, int ptds, bool sync_api) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (n == 0) return CUDA_SUCCESS;
+    if (!d || (d % elsize)) return CUDA_ERROR_INVALID_VALUE;
+    if (sync_api && (rc = sim_unsafe_call_check())) return rc;
+    sim_work w = {.kind = W_MEMSET};
+    w.u.set.dst = P(d);
+    w.u.set.value = value;
+    w.u.set.elsize = elsize;
+    w.u.set.width = n;
+    w.u.set.height = 1;
+    w.u.set.pitch = n * elsize;
+    return submit(s, &w, sync_api ? SUB_NOCAPTURE : 0);
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return memset_any(d, v, 1, n, NULL, 0, true); }
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) { return memset_any(d, v, 1, n, NULL, 1, true); }
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return memset_any(d, v, 2, n, NULL, 0, true); }
+CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) { return memset_any(d, v, 2, n, NULL, 1, true); }
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return memset_any(d, v, 4, n, NULL, 0, true); }
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) { return memset_any(d, v, 4, n, NULL, 1, true); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream h) { return memset_any(d, v, 1, n, h, 0, false); }
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream h) { return memset_any(d, v, 1, n, h, 1, false); }
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return memset_any(d, v, 2, n, h, 0, false); }
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return memset_any(d, v, 2, n, h, 1, false); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h) { return memset_any(d, v, 4, n, h, 0, false); }
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h) { return memset_any(d, v, 4, n, h, 1, false); }
+
+/* ------------------------------------------------------------------------ */
+/* work items                                                               */
+/* ------------------------------------------------------------------------ */
+void sim_work_run(sim_work *w, sim_stream *s, bool in_graph) {
+    switch (w->kind) {
+    case W_KERNEL:
+        sim_kcall_run(&w->u.k);
+        atomic_fetch_add(&g_stat_kernels, 1);
+        if (in_graph) atomic_fetch_add(&g_stat_graph_kernels, 1);
+        break;
+    case W_MEMCPY:
+        memmove(w->u.cpy.dst, w->u.cpy.staged ? w->u.cpy.staged : w->u.cpy.src, w->u.cpy.n);
+        break;
+    case W_MEMSET: {
+        for (size_t y = 0; y < w->u.set.height; y++) {
+            unsigned char *row = w->u.set.dst + y * w->u.set.pitch;
+            size_t n = w->u.set.width;
+            if (w->u.set.elsize == 1) memset(row, (int)(w->u.set.value & 0xff), n);
+            else if (w->u.set.elsize == 2)
+                for (size_t i = 0; i < n; i++) ((uint16_t *)row)[i] = (uint16_t)w->u.set.value;
+            else
+                for (size_t i = 0; i < n; i++) ((uint32_t *)row)[i] = w->u.set.value;
+        }
+        break;
+    }
+    case W_HOST: w->u.host.fn(w->u.host.ud); break;
+    case W_CALLBACK: w->u.cb.fn(w->u.cb.handle, CUDA_SUCCESS, w->u.cb.ud); break;
+    case W_EVENT: {
+        sim_event *e = w->u.ev.ev;
+        pthread_mutex_lock(&e->mu);
+        if (e->gen == w->u.ev.gen) {
+            e->time_ms = now_ms();
+            e->time_valid = true;
+        }
+        pthread_mutex_unlock(&e->mu);
+        break;
+    }
+    case W_FREE: free(w->u.fr.p); break;
+    case W_GRAPH: sim_gsnap_run(w->u.graph.snap, s); break;
+    default: break;
+    }
+}
+
+void sim_work_release(sim_work *w) {
+    switch (w->kind) {
+    case W_KERNEL:
+        free(w->u.k.argbuf);
+        free(w->u.k.kparams);
+        w->u.k.argbuf = NULL;
+        w->u.k.kparams = NULL;
+        break;
+    case W_MEMCPY: free(w->u.cpy.staged); w->u.cpy.staged = NULL; break;
+    case W_EVENT: sim_event_unref(w->u.ev.ev); w->u.ev.ev = NULL; break;
+    case W_GRAPH: sim_gsnap_free(w->u.graph.snap); w->u.graph.snap = NULL; break;
+    default: break;
+    }
+}
+
+int sim_work_copy(sim_work *dst, const sim_work *src) {
+    *dst = *src;
+    switch (src->kind) {
+    case W_KERNEL: {
+        const sim_kcall *k = &src->u.k;
+        dst->u.k.argbuf = malloc(k->argsize ? k->argsize : 1);
+        dst->u.k.kparams = calloc((size_t)(k->func->nparams ? k->func->nparams : 1), sizeof(void *));
+        if (!dst->u.k.argbuf || !dst->u.k.kparams) {
+            free(dst->u.k.argbuf);
+            free(dst->u.k.kparams);
+            dst->kind = W_NOP;
+            return -1;
+        }
+        if (k->argsize) memcpy(dst->u.k.argbuf, k->argbuf, k->argsize);
+        for (int i = 0; i < k->func->nparams; i++) dst->u.k.kparams[i] = dst->u.k.argbuf + k->func->offsets[i];
+        break;
+    }
+    case W_MEMCPY:
+        if (src->u.cpy.staged) {
+            dst->u.cpy.staged = malloc(src->u.cpy.n);
+            if (!dst->u.cpy.staged) { dst->kind = W_NOP; return -1; }
+            memcpy(dst->u.cpy.staged, src->u.cpy.staged, src->u.cpy.n);
+        }
+        break;
+    case W_EVENT: atomic_fetch_add(&src->u.ev.ev->refs, 1); break;
+    case W_GRAPH: dst->kind = W_NOP; return -1;
+    default: break;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* events                                                                   */
+/* ------------------------------------------------------------------------ */
+#define EVENT_MAGIC 0x45564e54
+
+void sim_event_unref(sim_event *e) {
+    if (!e) return;
+    if (atomic_fetch_sub(&e->refs, 1) == 1) {
+        pthread_mutex_destroy(&e->mu);
+        free(e->cnodes);
+        free(e);
+    }
+}
+
+static sim_event *event_get(CUevent h) {
+    sim_event *e = sim_reg_get(h, T_EVENT);
+    return (e && e->magic == EVENT_MAGIC) ? e : NULL;
+}
+
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    unsigned ok = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    if (!phEvent || (Flags & ~ok)) return CUDA_ERROR_INVALID_VALUE;
+    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+    sim_event *e = calloc(1, sizeof *e);
+    if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+    e->magic = EVENT_MAGIC;
+    e->flags = Flags;
+    atomic_store(&e->refs, 1);
+    pthread_mutex_init(&e->mu, NULL);
+    sim_reg_add(e, T_EVENT);
+    *phEvent = (CUevent)e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult event_destroy(CUevent h) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_event *e = event_get(h);
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    sim_reg_del(e);
+    pthread_mutex_lock(&g_mu);
+    e->magic = 0;
+    pthread_mutex_unlock(&g_mu);
+    sim_event_unref(e);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy(CUevent hEvent) { return event_destroy(hEvent); }
+CUresult cuEventDestroy_v2(CUevent hEvent) { return event_destroy(hEvent); }
+
+static CUresult event_record(CUevent h, CUstream hs, unsigned flags, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(hs, ptds, &s);
+    if (rc) return rc;
+    sim_event *e = event_get(h);
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    if (s->kind == SK_LEGACY) {
+        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+        if (c) {
+            sim_capture_invalidate_locked(c);
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+    }
+    if (s->cap) {
+        sim_capture_event_record_locked(s, e);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_SUCCESS;
+    }
+    pthread_mutex_lock(&e->mu);
+    uint64_t gen = ++e->gen;
+    e->time_valid = false;
+    pthread_mutex_unlock(&e->mu);
+    sim_work w = {.kind = W_EVENT};
+    w.u.ev.ev = e;
+    w.u.ev.gen = gen;
+    atomic_fetch_add(&e->refs, 1);
+    uint64_t seq = 0;
+    rc = sim_enqueue_locked(s, &w, NULL, 0, &seq);
+    if (rc) {
+        atomic_fetch_sub(&e->refs, 1);
+    } else {
+        pthread_mutex_lock(&e->mu);
+        e->s = s;
+        e->seq = seq;
+        e->recorded = true;
+        e->cap_id = 0;
+        e->ncnodes = 0;
+        pthread_mutex_unlock(&e->mu);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0, 0); }
+CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0, 1); }
+CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) { return event_record(hEvent, hStream, flags, 0); }
+CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) { return event_record(hEvent, hStream, flags, 1); }
+
+/* snapshot of an event's eager record; returns 1 if it was recorded inside a
+ * capture that is still going on */
+static int event_snapshot(sim_event *e, sim_stream **s, uint64_t *seq) {
+    pthread_mutex_lock(&g_mu);
+    int captured = e->cap_id && sim_capture_find_locked(e->cap_id);
+    pthread_mutex_lock(&e->mu);
+    *s = e->recorded ? e->s : NULL;
+    *seq = e->seq;
+    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&g_mu);
+    return captured;
+}
+
+CUresult cuEventQuery(CUevent hEvent) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_event *e = event_get(hEvent);
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    sim_stream *s;
+    uint64_t seq;
+    if (event_snapshot(e, &s, &seq)) return CUDA_ERROR_CAPTURED_EVENT;
+    if (!s) return CUDA_SUCCESS;
+    return atomic_load(&s->completed) >= seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventSynchronize(CUevent hEvent) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_event *e = event_get(hEvent);
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    sim_stream *s;
+    uint64_t seq;
+    if (event_snapshot(e, &s, &seq)) return CUDA_ERROR_CAPTURED_EVENT;
+    if (s) sim_wait_seq(s, seq);
+    return CUDA_SUCCESS;
+}
+
+static CUresult elapsed(float *ms, CUevent a, CUevent b) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!ms) return CUDA_ERROR_INVALID_VALUE;
+    sim_event *ea = event_get(a), *eb = event_get(b);
+    if (!ea || !eb) return CUDA_ERROR_INVALID_HANDLE;
+    if ((ea->flags | eb->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+    sim_event *ev[2] = {ea, eb};
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        sim_stream *s;
+        uint64_t seq;
+        if (event_snapshot(ev[i], &s, &seq)) return CUDA_ERROR_CAPTURED_EVENT;
+        if (!s) return CUDA_ERROR_INVALID_HANDLE;
+        if (atomic_load(&s->completed) < seq) return CUDA_ERROR_NOT_READY;
+        pthread_mutex_lock(&ev[i]->mu);
+        bool valid = ev[i]->time_valid;
+        t[i] = ev[i]->time_ms;
+        pthread_mutex_unlock(&ev[i]->mu);
+        if (!valid) return CUDA_ERROR_NOT_READY;
+    }
+    *ms = (float)(t[1] - t[0]);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) { return elapsed(pMilliseconds, hStart, hEnd); }
+CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd) { return elapsed(pMilliseconds, hStart, hEnd); }
+
+static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(hs, ptds, &s);
+    if (rc) return rc;
+    sim_event *e = event_get(h);
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    if (e->cap_id || s->cap) {
+        rc = sim_capture_wait_event_locked(s, e);
+        pthread_mutex_unlock(&g_mu);
+        return rc;
+    }
+    pthread_mutex_lock(&e->mu);
+    sim_dep d = {e->recorded ? e->s : NULL, e->seq};
+    pthread_mutex_unlock(&e->mu);
+    if (d.s && d.s != s && atomic_load(&d.s->completed) < d.seq) {
+        if (s->kind == SK_LEGACY) {
+            sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+            if (c) {
+                sim_capture_invalidate_locked(c);
+                pthread_mutex_unlock(&g_mu);
+                return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+            }
+        }
+        sim_work w = {.kind = W_NOP};
+        rc = sim_enqueue_locked(s, &w, &d, 1, NULL);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) { return stream_wait_event(hStream, hEvent, Flags, 0); }
+CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) { return stream_wait_event(hStream, hEvent, Flags, 1); }

@@ -1,0 +1,1059 @@
+/* Simulated CUDA driver: stream capture, graphs, executable graphs.
+ *
+ * While a stream captures, work submitted to it becomes graph nodes (kernel,
+ * memset, memcpy, host, empty) instead of running; each stream in a capture
+ * keeps its "frontier" (the nodes the next captured work depends on). Events
+ * recorded in a capture carry the frontier, so cuStreamWaitEvent forks other
+ * streams into the capture and joins them back. A graph launch enqueues one op
+ * that runs a snapshot of the executable graph's nodes in a topological order
+ * (a random one while jitter is on, so that a missing edge shows up). */
+#include "sim_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAPH_MAGIC 0x47525048
+#define NODE_MAGIC 0x4e4f4445
+#define EXEC_MAGIC 0x45584543
+
+struct sim_exec {
+    int magic;
+    sim_ctx *ctx;
+    int n;
+    sim_work *works;        /* one per node of the source graph, same index */
+    CUgraphNodeType *types;
+    int *dstart, *didx;     /* deps of node i: didx[dstart[i] .. dstart[i+1]) */
+    int *order;             /* a topological order */
+    sim_stream *last_s;     /* last launch: a launch waits for the previous one */
+    uint64_t last_seq;
+};
+
+struct sim_gsnap {
+    int n;
+    sim_work *works;
+    int *dstart, *didx, *order;
+};
+
+static sim_capture *g_caps; /* active captures (g_mu) */
+static unsigned long long g_cap_ids, g_graph_ids;
+static __thread CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+static int env_code(const char *name, int dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v || strcmp(v, "0") == 0) return 0;
+    int n = atoi(v);
+    return n > 1 ? n : dflt;
+}
+
+/* ------------------------------------------------------------------------ */
+/* graphs and nodes                                                         */
+/* ------------------------------------------------------------------------ */
+static sim_graph *graph_get(CUgraph h) {
+    sim_graph *g = sim_reg_get(h, T_GRAPH);
+    return (g && g->magic == GRAPH_MAGIC) ? g : NULL;
+}
+static sim_node *node_get(CUgraphNode h) {
+    sim_node *n = sim_reg_get(h, T_NODE);
+    return (n && n->magic == NODE_MAGIC) ? n : NULL;
+}
+static sim_exec *exec_get(CUgraphExec h) {
+    sim_exec *e = sim_reg_get(h, T_EXEC);
+    return (e && e->magic == EXEC_MAGIC) ? e : NULL;
+}
+
+static sim_graph *graph_new(void) {
+    sim_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->magic = GRAPH_MAGIC;
+    g->id = ++g_graph_ids;
+    sim_reg_add(g, T_GRAPH);
+    return g;
+}
+
+static void graph_free(sim_graph *g) {
+    sim_reg_del(g);
+    for (int i = 0; i < g->nnodes; i++) {
+        sim_node *n = g->nodes[i];
+        sim_reg_del(n);
+        sim_work_release(&n->w);
+        free(n->deps);
+        free(n);
+    }
+    free(g->nodes);
+    g->magic = 0;
+    free(g);
+}
+
+static CUgraphNodeType work_node_type(int kind) {
+    switch (kind) {
+    case W_KERNEL: return CU_GRAPH_NODE_TYPE_KERNEL;
+    case W_MEMCPY: return CU_GRAPH_NODE_TYPE_MEMCPY;
+    case W_MEMSET: return CU_GRAPH_NODE_TYPE_MEMSET;
+    case W_HOST: return CU_GRAPH_NODE_TYPE_HOST;
+    default: return CU_GRAPH_NODE_TYPE_EMPTY;
+    }
+}
+
+/* adds a node owning *w; NULL on failure (w released) */
+static sim_node *node_add(sim_graph *g, sim_work *w, sim_node *const *deps, int ndeps) {
+    sim_node *n = calloc(1, sizeof *n);
+    sim_node **nd = ndeps ? malloc((size_t)ndeps * sizeof *nd) : NULL;
+    if (!n || (ndeps && !nd)) goto fail;
+    if (g->nnodes == g->capnodes) {
+        int ncap = g->capnodes ? g->capnodes * 2 : 16;
+        sim_node **v = realloc(g->nodes, (size_t)ncap * sizeof *v);
+        if (!v) goto fail;
+        g->nodes = v;
+        g->capnodes = ncap;
+    }
+    n->magic = NODE_MAGIC;
+    n->graph = g;
+    n->type = work_node_type(w->kind);
+    n->index = g->nnodes;
+    n->w = *w;
+    for (int i = 0; i < ndeps; i++) nd[i] = deps[i];
+    n->deps = nd;
+    n->ndeps = n->capdeps = ndeps;
+    g->nodes[g->nnodes++] = n;
+    sim_reg_add(n, T_NODE);
+    return n;
+fail:
+    free(n);
+    free(nd);
+    sim_work_release(w);
+    return NULL;
+}
+
+static CUresult check_deps(sim_graph *g, const CUgraphNode *deps, size_t n) {
+    if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < n; i++) {
+        sim_node *d = node_get(deps[i]);
+        if (!d || d->graph != g) return CUDA_ERROR_INVALID_VALUE;
+        for (size_t j = 0; j < i; j++)
+            if (deps[j] == deps[i]) return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (!phGraph || flags) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_graph *g = graph_new();
+    pthread_mutex_unlock(&g_mu);
+    if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
+    *phGraph = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    sim_graph *g = graph_get(hGraph);
+    for (sim_capture *c = g_caps; g && c; c = c->next)
+        if (c->graph == g) g = NULL; /* still being captured into */
+    if (g) graph_free(g);
+    pthread_mutex_unlock(&g_mu);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult add_node_api(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t ndeps, sim_work *w) {
+    if (!ph) { sim_work_release(w); return CUDA_ERROR_INVALID_VALUE; }
+    pthread_mutex_lock(&g_mu);
+    sim_graph *g = graph_get(hg);
+    CUresult rc = g ? check_deps(g, deps, ndeps) : CUDA_ERROR_INVALID_VALUE;
+    sim_node *n = NULL;
+    if (!rc) {
+        sim_node **dv = ndeps ? malloc(ndeps * sizeof *dv) : NULL;
+        if (ndeps && !dv) rc = CUDA_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; !rc && i < ndeps; i++) dv[i] = (sim_node *)deps[i];
+        if (!rc && !(n = node_add(g, w, dv, (int)ndeps))) rc = CUDA_ERROR_OUT_OF_MEMORY;
+        free(dv);
+        w = NULL;
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (w) sim_work_release(w);
+    if (!rc) *ph = (CUgraphNode)n;
+    return rc;
+}
+
+static CUresult kernel_work(sim_work *w, const CUDA_KERNEL_NODE_PARAMS *p) {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    sim_func *f = p->func ? sim_func_resolve(p->func) : sim_func_resolve((CUfunction)p->kern);
+    if (!f) return CUDA_ERROR_INVALID_VALUE;
+    memset(w, 0, sizeof *w);
+    w->kind = W_KERNEL;
+    return sim_kcall_build(&w->u.k, f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+                           p->blockDimZ, p->sharedMemBytes, p->kernelParams, p->extra);
+}
+
+static void v1_to_v2(CUDA_KERNEL_NODE_PARAMS *d, const CUDA_KERNEL_NODE_PARAMS_v1 *s) {
+    memset(d, 0, sizeof *d);
+    d->func = s->func;
+    d->gridDimX = s->gridDimX; d->gridDimY = s->gridDimY; d->gridDimZ = s->gridDimZ;
+    d->blockDimX = s->blockDimX; d->blockDimY = s->blockDimY; d->blockDimZ = s->blockDimZ;
+    d->sharedMemBytes = s->sharedMemBytes;
+    d->kernelParams = s->kernelParams;
+    d->extra = s->extra;
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                 size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    sim_work w;
+    if ((rc = kernel_work(&w, nodeParams))) return rc;
+    return add_node_api(phGraphNode, hGraph, dependencies, numDependencies, &w);
+}
+
+CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                              size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS p;
+    v1_to_v2(&p, nodeParams);
+    return cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &p);
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                             size_t numDependencies) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_work w = {.kind = W_NOP};
+    return add_node_api(phGraphNode, hGraph, dependencies, numDependencies, &w);
+}
+
+CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                              size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx) {
+    (void)ctx;
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!p || !p->dst || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) || !p->width ||
+        !p->height || (p->height > 1 && p->pitch < p->width * p->elementSize))
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = W_MEMSET};
+    w.u.set.dst = (unsigned char *)(uintptr_t)p->dst;
+    w.u.set.value = p->value;
+    w.u.set.elsize = p->elementSize;
+    w.u.set.width = p->width;
+    w.u.set.height = p->height;
+    w.u.set.pitch = p->height > 1 ? p->pitch : p->width * p->elementSize;
+    return add_node_api(phGraphNode, hGraph, dependencies, numDependencies, &w);
+}
+
+CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                            size_t numDependencies, const CUDA_HOST_NODE_PARAMS *p) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!p || !p->fn) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = W_HOST};
+    w.u.host.fn = p->fn;
+    w.u.host.ud = p->userData;
+    return add_node_api(phGraphNode, hGraph, dependencies, numDependencies, &w);
+}
+
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!numNodes) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_graph *g = graph_get(hGraph);
+    if (g) {
+        if (nodes) {
+            for (size_t i = 0; i < *numNodes; i++)
+                nodes[i] = i < (size_t)g->nnodes ? (CUgraphNode)g->nodes[i] : NULL;
+        }
+        *numNodes = (size_t)g->nnodes;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!numRootNodes) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_graph *g = graph_get(hGraph);
+    if (g) {
+        size_t k = 0;
+        for (int i = 0; i < g->nnodes; i++) {
+            if (g->nodes[i]->ndeps) continue;
+            if (rootNodes && k < *numRootNodes) rootNodes[k] = (CUgraphNode)g->nodes[i];
+            k++;
+        }
+        if (rootNodes)
+            for (size_t i = k; i < *numRootNodes; i++) rootNodes[i] = NULL;
+        *numRootNodes = k;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_node *n = node_get(hNode);
+    if (!n || !type) return CUDA_ERROR_INVALID_VALUE;
+    *type = n->type;
+    return CUDA_SUCCESS;
+}
+
+static void fill_kparams(CUDA_KERNEL_NODE_PARAMS *p, const sim_kcall *k) {
+    memset(p, 0, sizeof *p);
+    p->func = (CUfunction)k->func;
+    p->gridDimX = k->dims.grid[0]; p->gridDimY = k->dims.grid[1]; p->gridDimZ = k->dims.grid[2];
+    p->blockDimX = k->dims.block[0]; p->blockDimY = k->dims.block[1]; p->blockDimZ = k->dims.block[2];
+    p->sharedMemBytes = k->dims.shared_bytes;
+    p->kernelParams = k->kparams;
+    p->extra = NULL;
+    p->kern = NULL;
+    p->ctx = NULL;
+}
+
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_node *n = node_get(hNode);
+    if (!n || !nodeParams || n->type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    fill_kparams(nodeParams, &n->w.u.k);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS p;
+    CUresult rc = cuGraphKernelNodeGetParams_v2(hNode, &p);
+    if (rc) return rc;
+    nodeParams->func = p.func;
+    nodeParams->gridDimX = p.gridDimX; nodeParams->gridDimY = p.gridDimY; nodeParams->gridDimZ = p.gridDimZ;
+    nodeParams->blockDimX = p.blockDimX; nodeParams->blockDimY = p.blockDimY; nodeParams->blockDimZ = p.blockDimZ;
+    nodeParams->sharedMemBytes = p.sharedMemBytes;
+    nodeParams->kernelParams = p.kernelParams;
+    nodeParams->extra = NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_node *n = node_get(hNode);
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w;
+    if ((rc = kernel_work(&w, nodeParams))) return rc;
+    pthread_mutex_lock(&g_mu);
+    sim_work_release(&n->w);
+    n->w = w;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS p;
+    v1_to_v2(&p, nodeParams);
+    return cuGraphKernelNodeSetParams_v2(hNode, &p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* capture                                                                  */
+/* ------------------------------------------------------------------------ */
+sim_capture *sim_capture_find_locked(unsigned long long id) {
+    for (sim_capture *c = g_caps; c; c = c->next)
+        if (c->id == id) return c;
+    return NULL;
+}
+
+void sim_capture_invalidate_locked(sim_capture *c) {
+    if (c) c->invalidated = true;
+}
+
+bool sim_capture_forbids_unsafe_locked(void) {
+    if (t_mode == CU_STREAM_CAPTURE_MODE_RELAXED) return false;
+    bool bad = false;
+    pthread_t self = pthread_self();
+    for (sim_capture *c = g_caps; c; c = c->next) {
+        bool mine = pthread_equal(c->thread, self);
+        if ((mine && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+            (!mine && t_mode == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
+            c->invalidated = true;
+            bad = true;
+        }
+    }
+    return bad;
+}
+
+sim_capture *sim_capture_blocking_in_ctx_locked(sim_ctx *ctx) {
+    for (sim_capture *c = g_caps; c; c = c->next)
+        for (int i = 0; i < c->nmembers; i++) {
+            sim_stream *m = c->members[i];
+            if (m->ctx == ctx && m->kind != SK_LEGACY && !(m->flags & CU_STREAM_NON_BLOCKING)) return c;
+        }
+    return NULL;
+}
+
+static int frontier_set(sim_stream *s, sim_node *const *v, int n) {
+    if (n > s->capfrontier) {
+        sim_node **nv = realloc(s->frontier, (size_t)n * sizeof *nv);
+        if (!nv) return -1;
+        s->frontier = nv;
+        s->capfrontier = n;
+    }
+    for (int i = 0; i < n; i++) s->frontier[i] = v[i];
+    s->nfrontier = n;
+    return 0;
+}
+
+static int frontier_add(sim_stream *s, sim_node *const *v, int n) {
+    for (int i = 0; i < n; i++) {
+        bool have = false;
+        for (int j = 0; j < s->nfrontier; j++) have |= s->frontier[j] == v[i];
+        if (have) continue;
+        if (s->nfrontier == s->capfrontier) {
+            int ncap = s->capfrontier ? s->capfrontier * 2 : 4;
+            sim_node **nv = realloc(s->frontier, (size_t)ncap * sizeof *nv);
+            if (!nv) return -1;
+            s->frontier = nv;
+            s->capfrontier = ncap;
+        }
+        s->frontier[s->nfrontier++] = v[i];
+    }
+    return 0;
+}
+
+int sim_capture_add_locked(sim_stream *s, sim_work *w, CUresult *rc) {
+    sim_capture *c = s->cap;
+    if (!c) return 0;
+    if (c->invalidated) {
+        sim_work_release(w);
+        *rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        return 1;
+    }
+    sim_node *n = node_add(c->graph, w, s->frontier, s->nfrontier);
+    if (!n || frontier_set(s, &n, 1)) {
+        c->invalidated = true;
+        *rc = CUDA_ERROR_OUT_OF_MEMORY;
+        return 1;
+    }
+    *rc = CUDA_SUCCESS;
+    return 1;
+}
+
+void sim_capture_event_record_locked(sim_stream *s, sim_event *e) {
+    sim_node **v = s->nfrontier ? malloc((size_t)s->nfrontier * sizeof *v) : NULL;
+    if (s->nfrontier && !v) {
+        s->cap->invalidated = true;
+        return;
+    }
+    for (int i = 0; i < s->nfrontier; i++) v[i] = s->frontier[i];
+    pthread_mutex_lock(&e->mu);
+    free(e->cnodes);
+    e->cnodes = v;
+    e->ncnodes = s->nfrontier;
+    e->cap_id = s->cap->id;
+    e->gen++; /* an earlier eager record no longer counts */
+    e->recorded = false;
+    e->s = NULL;
+    pthread_mutex_unlock(&e->mu);
+}
+
+static int members_add(sim_capture *c, sim_stream *s) {
+    for (int i = 0; i < c->nmembers; i++)
+        if (c->members[i] == s) return 0;
+    if (c->nmembers == c->capmembers) {
+        int ncap = c->capmembers ? c->capmembers * 2 : 4;
+        sim_stream **v = realloc(c->members, (size_t)ncap * sizeof *v);
+        if (!v) return -1;
+        c->members = v;
+        c->capmembers = ncap;
+    }
+    c->members[c->nmembers++] = s;
+    return 0;
+}
+
+CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e) {
+    sim_capture *ec = e->cap_id ? sim_capture_find_locked(e->cap_id) : NULL;
+    if (ec) {
+        if (s->kind == SK_LEGACY) {
+            ec->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+        if (s->cap && s->cap != ec) {
+            ec->invalidated = true;
+            s->cap->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+        }
+        if (ec->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        if (!s->cap) { /* fork: s joins the capture */
+            if (members_add(ec, s) || frontier_set(s, e->cnodes, e->ncnodes)) {
+                ec->invalidated = true;
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            s->cap = ec;
+            return CUDA_SUCCESS;
+        }
+        if (frontier_add(s, e->cnodes, e->ncnodes)) {
+            ec->invalidated = true;
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        return CUDA_SUCCESS;
+    }
+    /* the event is not part of an ongoing capture */
+    if (s->cap) {
+        pthread_mutex_lock(&e->mu);
+        bool eager = e->recorded && e->cap_id == 0;
+        pthread_mutex_unlock(&e->mu);
+        if (eager) {
+            /* a dependency on work outside the capture */
+            s->cap->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+        }
+    }
+    return CUDA_SUCCESS; /* never recorded, or recorded by a capture now over */
+}
+
+static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    if (s->kind == SK_LEGACY) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    pthread_mutex_lock(&g_mu);
+    if (s->cap) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_ILLEGAL_STATE;
+    }
+    sim_capture *c = calloc(1, sizeof *c);
+    sim_graph *g = c ? graph_new() : NULL;
+    if (!g || members_add(c, s)) {
+        if (g) graph_free(g);
+        if (c) free(c->members);
+        free(c);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    c->graph = g;
+    c->id = ++g_cap_ids;
+    c->mode = mode;
+    c->thread = pthread_self();
+    c->origin = s;
+    c->next = g_caps;
+    g_caps = c;
+    s->cap = c;
+    s->nfrontier = 0;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) { return begin_capture(hStream, mode, 0); }
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) { return begin_capture(hStream, mode, 1); }
+CUresult cuStreamBeginCapture(CUstream hStream) { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0); }
+CUresult cuStreamBeginCapture_ptsz(CUstream hStream) { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1); }
+
+/* is node a reachable backwards from any node of v (or in v)? */
+static bool reaches(sim_node *const *v, int n, sim_node *a, int nn) {
+    if (!nn) return false;
+    char *seen = calloc((size_t)nn, 1);
+    sim_node **stack = malloc((size_t)nn * sizeof *stack);
+    bool found = false;
+    int sp = 0;
+    if (!seen || !stack) { free(seen); free(stack); return true; }
+    for (int i = 0; i < n; i++)
+        if (!seen[v[i]->index]) { seen[v[i]->index] = 1; stack[sp++] = v[i]; }
+    while (sp && !found) {
+        sim_node *x = stack[--sp];
+        if (x == a) { found = true; break; }
+        for (int i = 0; i < x->ndeps; i++)
+            if (!seen[x->deps[i]->index]) { seen[x->deps[i]->index] = 1; stack[sp++] = x->deps[i]; }
+    }
+    free(seen);
+    free(stack);
+    return found;
+}
+
+static CUresult end_capture(CUstream h, CUgraph *phGraph, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_capture *c = s->cap;
+    if (!c) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_ILLEGAL_STATE;
+    }
+    if (c->origin != s) {
+        c->invalidated = true;
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    }
+    if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thread, pthread_self())) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    }
+    rc = CUDA_SUCCESS;
+    if (c->invalidated) rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    for (int i = 0; !rc && i < c->nmembers; i++) {
+        sim_stream *m = c->members[i];
+        if (m == s) continue;
+        for (int j = 0; j < m->nfrontier; j++)
+            if (!reaches(s->frontier, s->nfrontier, m->frontier[j], c->graph->nnodes))
+                rc = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    }
+    if (!rc) rc = (CUresult)env_code("SIMCUDA_FAIL_CAPTURE", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* the capture ends either way */
+    for (int i = 0; i < c->nmembers; i++) {
+        c->members[i]->cap = NULL;
+        c->members[i]->nfrontier = 0;
+    }
+    for (sim_capture **pp = &g_caps; *pp; pp = &(*pp)->next)
+        if (*pp == c) { *pp = c->next; break; }
+    if (rc) {
+        graph_free(c->graph);
+        *phGraph = NULL;
+    } else {
+        *phGraph = (CUgraph)c->graph;
+    }
+    free(c->members);
+    free(c);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) { return end_capture(hStream, phGraph, 0); }
+CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph) { return end_capture(hStream, phGraph, 1); }
+
+static CUresult capture_info(CUstream h, int ptds, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
+                             const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!st) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    if (s->kind == SK_LEGACY) {
+        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+        if (c) {
+            c->invalidated = true;
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+    }
+    sim_capture *c = s->cap;
+    if (!c) {
+        *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    } else {
+        *st = c->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        if (id) *id = c->id;
+        if (graph) *graph = (CUgraph)c->graph;
+        if (deps) *deps = (const CUgraphNode *)s->frontier;
+        if (edges) *edges = NULL;
+        if (ndeps) *ndeps = (size_t)s->nfrontier;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
+    return capture_info(hStream, 0, captureStatus, NULL, NULL, NULL, NULL, NULL);
+}
+CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
+    return capture_info(hStream, 1, captureStatus, NULL, NULL, NULL, NULL, NULL);
+}
+CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out) {
+    return capture_info(hStream, 0, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
+}
+CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out) {
+    return capture_info(hStream, 1, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
+}
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+                                   CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out) {
+    return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, NULL, numDependencies_out);
+}
+CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+                                        CUgraph *graph_out, const CUgraphNode **dependencies_out,
+                                        size_t *numDependencies_out) {
+    return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out, NULL, numDependencies_out);
+}
+CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+                                   CUgraph *graph_out, const CUgraphNode **dependencies_out,
+                                   const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+    return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                        numDependencies_out);
+}
+CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+                                        CUgraph *graph_out, const CUgraphNode **dependencies_out,
+                                        const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+    return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                        numDependencies_out);
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = t_mode;
+    t_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* executable graphs                                                        */
+/* ------------------------------------------------------------------------ */
+static void exec_free_works(sim_exec *e) {
+    for (int i = 0; i < e->n; i++) sim_work_release(&e->works[i]);
+    free(e->works);
+    e->works = NULL;
+}
+
+static void exec_free(sim_exec *e) {
+    exec_free_works(e);
+    free(e->types);
+    free(e->dstart);
+    free(e->didx);
+    free(e->order);
+    free(e);
+}
+
+/* copies the graph's works into w[] (index = node index); -1 on failure */
+static int copy_works(sim_work *w, sim_graph *g) {
+    for (int i = 0; i < g->nnodes; i++)
+        if (sim_work_copy(&w[i], &g->nodes[i]->w)) {
+            for (int j = 0; j < i; j++) sim_work_release(&w[j]);
+            return -1;
+        }
+    return 0;
+}
+
+static CUresult instantiate(CUgraphExec *pe, CUgraph hg) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    if (!pe) return CUDA_ERROR_INVALID_VALUE;
+    int fail = env_code("SIMCUDA_FAIL_INSTANTIATE", CUDA_ERROR_INVALID_VALUE);
+    if (fail) return (CUresult)fail;
+    pthread_mutex_lock(&g_mu);
+    sim_graph *g = graph_get(hg);
+    if (!g) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    int n = g->nnodes, ne = 0;
+    for (int i = 0; i < n; i++) ne += g->nodes[i]->ndeps;
+    sim_exec *e = calloc(1, sizeof *e);
+    if (e) {
+        e->n = n;
+        e->works = calloc((size_t)n + 1, sizeof *e->works);
+        e->types = calloc((size_t)n + 1, sizeof *e->types);
+        e->dstart = calloc((size_t)n + 1, sizeof *e->dstart);
+        e->didx = calloc((size_t)ne + 1, sizeof *e->didx);
+        e->order = calloc((size_t)n + 1, sizeof *e->order);
+    }
+    int *indeg = calloc((size_t)n + 1, sizeof *indeg);
+    if (!e || !e->works || !e->types || !e->dstart || !e->didx || !e->order || !indeg || copy_works(e->works, g)) {
+        if (e) { e->n = 0; exec_free(e); }
+        free(indeg);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        e->types[i] = g->nodes[i]->type;
+        e->dstart[i] = k;
+        for (int j = 0; j < g->nodes[i]->ndeps; j++) e->didx[k++] = g->nodes[i]->deps[j]->index;
+        indeg[i] = g->nodes[i]->ndeps;
+    }
+    e->dstart[n] = k;
+    /* topological order (Kahn, lowest index first) */
+    int done = 0;
+    char *used = calloc((size_t)n + 1, 1);
+    while (used && done < n) {
+        int pick = -1;
+        for (int i = 0; i < n && pick < 0; i++)
+            if (!used[i] && indeg[i] == 0) pick = i;
+        if (pick < 0) break; /* cycle */
+        used[pick] = 1;
+        e->order[done++] = pick;
+        for (int i = 0; i < n; i++)
+            for (int j = e->dstart[i]; j < e->dstart[i + 1]; j++)
+                if (e->didx[j] == pick) indeg[i]--;
+    }
+    free(used);
+    free(indeg);
+    if (done < n) {
+        exec_free(e);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    e->magic = EXEC_MAGIC;
+    e->ctx = sim_current_ctx();
+    sim_reg_add(e, T_EXEC);
+    pthread_mutex_unlock(&g_mu);
+    *pe = (CUgraphExec)e;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
+    (void)flags;
+    return instantiate(phGraphExec, hGraph);
+}
+
+static CUresult instantiate_log(CUgraphExec *pe, CUgraph g, CUgraphNode *err, char *log, size_t logsize) {
+    if (err) *err = NULL;
+    if (log && logsize) log[0] = 0;
+    return instantiate(pe, g);
+}
+CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+                            size_t bufferSize) {
+    return instantiate_log(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+                               size_t bufferSize) {
+    return instantiate_log(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+
+static CUresult graph_upload(CUgraphExec he, CUstream hs, int ptds);
+
+static CUresult instantiate_params(CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p, int ptds) {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    p->hErrNode_out = NULL;
+    CUresult rc = instantiate(pe, g);
+    p->result_out = rc ? CUDA_GRAPH_INSTANTIATE_ERROR : CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    if (!rc && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) rc = graph_upload(*pe, p->hUploadStream, ptds);
+    return rc;
+}
+CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) {
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, 0);
+}
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) {
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, 1);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    sim_exec *e = exec_get(hGraphExec);
+    if (e) {
+        sim_reg_del(e);
+        e->magic = 0;
+        exec_free(e); /* launches in flight run their own snapshot */
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult graph_upload(CUgraphExec he, CUstream hs, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(hs, ptds, &s);
+    if (rc) return rc;
+    return exec_get(he) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) { return graph_upload(hGraphExec, hStream, 0); }
+CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return graph_upload(hGraphExec, hStream, 1); }
+
+void sim_gsnap_free(sim_gsnap *g) {
+    if (!g) return;
+    for (int i = 0; i < g->n; i++) sim_work_release(&g->works[i]);
+    free(g->works);
+    free(g->dstart);
+    free(g->didx);
+    free(g->order);
+    free(g);
+}
+
+static sim_gsnap *snapshot(sim_exec *e) {
+    sim_gsnap *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    int ne = e->dstart[e->n];
+    g->works = calloc((size_t)e->n + 1, sizeof *g->works);
+    g->dstart = malloc(((size_t)e->n + 1) * sizeof *g->dstart);
+    g->didx = malloc(((size_t)ne + 1) * sizeof *g->didx);
+    g->order = malloc(((size_t)e->n + 1) * sizeof *g->order);
+    if (!g->works || !g->dstart || !g->didx || !g->order) goto fail;
+    for (int i = 0; i < e->n; i++) {
+        if (sim_work_copy(&g->works[i], &e->works[i])) goto fail;
+        g->n = i + 1;
+    }
+    memcpy(g->dstart, e->dstart, ((size_t)e->n + 1) * sizeof *g->dstart);
+    memcpy(g->didx, e->didx, (size_t)ne * sizeof *g->didx);
+    memcpy(g->order, e->order, (size_t)e->n * sizeof *g->order);
+    return g;
+fail:
+    sim_gsnap_free(g);
+    return NULL;
+}
+
+void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
+    atomic_fetch_add(&g_stat_graph_launches, 1);
+    int n = g->n;
+    if (!sim_jitter_enabled() || n < 2) {
+        for (int i = 0; i < n; i++) {
+            sim_jitter(s);
+            sim_work_run(&g->works[g->order[i]], s, true);
+        }
+        return;
+    }
+    /* a random topological order */
+    int *indeg = calloc((size_t)n, sizeof *indeg);
+    int *ready = malloc((size_t)n * sizeof *ready);
+    if (!indeg || !ready) {
+        free(indeg);
+        free(ready);
+        for (int i = 0; i < n; i++) sim_work_run(&g->works[g->order[i]], s, true);
+        return;
+    }
+    int nready = 0;
+    for (int i = 0; i < n; i++) {
+        indeg[i] = g->dstart[i + 1] - g->dstart[i];
+        if (!indeg[i]) ready[nready++] = i;
+    }
+    while (nready) {
+        int k = (int)(sim_rng_next(&s->rng) % (uint64_t)nready);
+        int x = ready[k];
+        ready[k] = ready[--nready];
+        sim_jitter(s);
+        sim_work_run(&g->works[x], s, true);
+        for (int i = 0; i < n; i++)
+            for (int j = g->dstart[i]; j < g->dstart[i + 1]; j++)
+                if (g->didx[j] == x && --indeg[i] == 0) ready[nready++] = i;
+    }
+    free(indeg);
+    free(ready);
+}
+
+static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(hs, ptds, &s);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    sim_exec *e = exec_get(he);
+    if (!e) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (s->cap) { /* child graphs through capture: not simulated */
+        s->cap->invalidated = true;
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (s->kind == SK_LEGACY) {
+        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+        if (c) {
+            c->invalidated = true;
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+    }
+    sim_work w = {.kind = W_GRAPH};
+    w.u.graph.snap = snapshot(e);
+    if (!w.u.graph.snap) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    /* an executable graph never runs concurrently with itself */
+    sim_dep prev = {e->last_s, e->last_seq};
+    uint64_t seq = 0;
+    rc = sim_enqueue_locked(s, &w, &prev, prev.s ? 1 : 0, &seq);
+    if (rc) sim_gsnap_free(w.u.graph.snap);
+    else {
+        e->last_s = s;
+        e->last_seq = seq;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream, 0); }
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream, 1); }
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                           const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    sim_work w;
+    if ((rc = kernel_work(&w, nodeParams))) return rc;
+    pthread_mutex_lock(&g_mu);
+    sim_exec *e = exec_get(hGraphExec);
+    sim_node *n = node_get(hNode);
+    if (!e || !n || n->index >= e->n || e->types[n->index] != CU_GRAPH_NODE_TYPE_KERNEL) {
+        pthread_mutex_unlock(&g_mu);
+        sim_work_release(&w);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    sim_work_release(&e->works[n->index]);
+    e->works[n->index] = w;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                        const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS p;
+    v1_to_v2(&p, nodeParams);
+    return cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &p);
+}
+
+static CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res, CUgraphNode *errnode,
+                            CUgraphNode *errfrom) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    *res = CU_GRAPH_EXEC_UPDATE_ERROR;
+    *errnode = NULL;
+    *errfrom = NULL;
+    pthread_mutex_lock(&g_mu);
+    sim_exec *e = exec_get(he);
+    sim_graph *g = graph_get(hg);
+    if (!e || !g) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    CUgraphExecUpdateResult r = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    if (g->nnodes != e->n) r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    for (int i = 0; r == CU_GRAPH_EXEC_UPDATE_SUCCESS && i < g->nnodes; i++) {
+        sim_node *n = g->nodes[i];
+        *errnode = (CUgraphNode)n;
+        if (n->type != e->types[i]) { r = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED; break; }
+        if (n->ndeps != e->dstart[i + 1] - e->dstart[i]) { r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED; break; }
+        for (int j = 0; j < n->ndeps; j++) {
+            bool found = false;
+            for (int k = e->dstart[i]; k < e->dstart[i + 1]; k++) found |= e->didx[k] == n->deps[j]->index;
+            if (!found) {
+                *errfrom = (CUgraphNode)n->deps[j];
+                r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+                break;
+            }
+        }
+    }
+    if (r == CU_GRAPH_EXEC_UPDATE_SUCCESS) {
+        sim_work *nw = calloc((size_t)g->nnodes + 1, sizeof *nw);
+        if (!nw || copy_works(nw, g)) {
+            free(nw);
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        exec_free_works(e);
+        e->works = nw;
+        *errnode = NULL;
+    }
+    pthread_mutex_unlock(&g_mu);
+    *res = r;
+    return r == CU_GRAPH_EXEC_UPDATE_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+}
+
+CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo) {
+    if (!resultInfo) return CUDA_ERROR_INVALID_VALUE;
+    return exec_update(hGraphExec, hGraph, &resultInfo->result, &resultInfo->errorNode, &resultInfo->errorFromNode);
+}
+
+CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+                           CUgraphExecUpdateResult *updateResult_out) {
+    CUgraphNode en = NULL, ef = NULL;
+    CUgraphExecUpdateResult r;
+    if (!updateResult_out) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = exec_update(hGraphExec, hGraph, &r, &en, &ef);
+    *updateResult_out = r;
+    if (hErrorNode_out) *hErrorNode_out = en;
+    return rc;
+}

@@ -1,0 +1,249 @@
+/* Internal declarations of the simulated CUDA driver (tests only).
+ *
+ * cuda.h is included with __CUDA_API_VERSION_INTERNAL so that every exported
+ * ABI name (cuCtxCreate and cuCtxCreate_v4, cuLaunchKernel and
+ * cuLaunchKernel_ptsz, ...) is declared with its exact signature, and inside
+ * `visibility push(default)`: the library is built with -fvisibility=hidden,
+ * so exactly the cu* functions that cuda.h declares and that we define are
+ * exported; everything else stays hidden. */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#pragma GCC visibility push(default)
+#include <cuda.h>
+#pragma GCC visibility pop
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simkernel.h"
+
+#define SIM_EXPORT __attribute__((visibility("default")))
+
+#define SIM_DRIVER_VERSION 13000
+#define SIM_TOTAL_MEM (16ull << 30)
+#define SIM_MAX_DYN_SMEM_DEFAULT 49152
+#define SIM_MAX_DYN_SMEM_OPTIN 232448
+
+/* ---- handle registry (validates handles before they are dereferenced) ---- */
+enum sim_type {
+    T_NONE = 0, T_CTX, T_STREAM, T_EVENT, T_MODULE, T_FUNC, T_LIBRARY, T_KERNEL,
+    T_GRAPH, T_NODE, T_EXEC
+};
+void sim_reg_add(const void *p, int type);
+void sim_reg_del(const void *p);
+/* p if registered with `type`, else NULL */
+void *sim_reg_get(const void *p, int type);
+
+/* ---- forward types ---- */
+typedef struct sim_ctx sim_ctx;
+typedef struct sim_stream sim_stream;
+typedef struct sim_event sim_event;
+typedef struct sim_module sim_module;
+typedef struct sim_func sim_func;
+typedef struct sim_kernel sim_kernel;
+typedef struct sim_library sim_library;
+typedef struct sim_graph sim_graph;
+typedef struct sim_node sim_node;
+typedef struct sim_exec sim_exec;
+typedef struct sim_capture sim_capture;
+typedef struct sim_gsnap sim_gsnap;
+
+/* ---- units of work: a stream op's payload or a graph node's ---- */
+enum work_kind {
+    W_NOP = 0, W_KERNEL, W_MEMCPY, W_MEMSET, W_HOST, W_CALLBACK, W_EVENT, W_FREE,
+    W_GRAPH, W_STOP
+};
+
+typedef struct sim_kcall {
+    sim_func *func;
+    simcuda_dims dims;
+    unsigned char *argbuf; /* owned, laid out at the function's param offsets */
+    size_t argsize;
+    void **kparams;        /* owned: pointers into argbuf (for GetParams) */
+} sim_kcall;
+
+typedef struct sim_work {
+    int kind;
+    union {
+        sim_kcall k;
+        struct { void *dst; const void *src; size_t n; void *staged; } cpy;
+        struct { unsigned char *dst; unsigned value; unsigned elsize; size_t pitch, width, height; } set;
+        struct { CUhostFn fn; void *ud; } host;
+        struct { CUstreamCallback fn; void *ud; CUstream handle; } cb;
+        struct { sim_event *ev; uint64_t gen; } ev;
+        struct { void *p; } fr;
+        struct { sim_gsnap *snap; } graph;
+    } u;
+} sim_work;
+
+/* deep copy / release of a work item (kernel args, staged buffers) */
+int sim_work_copy(sim_work *dst, const sim_work *src);
+void sim_work_release(sim_work *w);
+void sim_work_run(sim_work *w, sim_stream *s, bool in_graph);
+
+/* ---- contexts ---- */
+struct sim_ctx {
+    int magic;
+    CUdevice dev;
+    unsigned flags;
+    bool primary;
+    bool dead;
+    unsigned long long id;
+    sim_stream *legacy;
+    sim_stream **streams; /* every stream of this context (g_mu) */
+    int nstreams, capstreams;
+};
+
+/* ---- streams ---- */
+enum { SK_USER = 0, SK_LEGACY, SK_PERTHREAD };
+
+typedef struct sim_dep { sim_stream *s; uint64_t seq; } sim_dep;
+
+typedef struct sim_op {
+    struct sim_op *next;
+    uint64_t seq;
+    sim_dep *deps;
+    int ndeps;
+    sim_work w;
+} sim_op;
+
+struct sim_stream {
+    sim_ctx *ctx;
+    int kind;
+    unsigned flags;
+    int priority;
+    unsigned long long id;
+    bool dead;                      /* destroyed by the user or thread exit */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sim_op *head, *tail;            /* queue (mu) */
+    uint64_t enqueued;              /* g_mu */
+    _Atomic uint64_t completed;     /* written under mu */
+    pthread_t worker;
+    uint64_t rng;
+    /* capture state (g_mu) */
+    sim_capture *cap;
+    sim_node **frontier;
+    int nfrontier, capfrontier;
+    struct sim_stream *all_next; /* every stream ever created (never freed) */
+};
+
+extern pthread_mutex_t g_mu; /* global lock: enqueue order, capture, context lists */
+extern atomic_int g_initialized;
+
+/* Resolve a stream handle. ptds: NULL means the per-thread stream. On success
+ * *out is a live stream of a live context. */
+CUresult sim_stream_resolve(CUstream h, int ptds, sim_stream **out);
+/* Enqueue work (takes ownership of *w on success) with implicit legacy /
+ * blocking-stream dependencies plus extra deps. Caller holds g_mu. Returns the
+ * op's sequence number through *seq. */
+CUresult sim_enqueue_locked(sim_stream *s, sim_work *w, const sim_dep *extra, int nextra, uint64_t *seq);
+CUresult sim_enqueue(sim_stream *s, sim_work *w, uint64_t *seq);
+void sim_wait_seq(sim_stream *s, uint64_t seq);
+void sim_jitter(sim_stream *s);
+bool sim_jitter_enabled(void);
+uint64_t sim_rng_next(uint64_t *state);
+sim_ctx *sim_current_ctx(void);
+CUresult sim_require_ctx(sim_ctx **out);
+CUresult sim_check_init(void);
+
+/* ---- events ---- */
+struct sim_event {
+    int magic;
+    unsigned flags;
+    atomic_int refs;
+    pthread_mutex_t mu;
+    bool recorded;
+    uint64_t gen;
+    sim_stream *s;              /* eager record: (s, seq) */
+    uint64_t seq;
+    double time_ms;
+    bool time_valid;
+    /* record inside a capture (g_mu): id of that capture, 0 if none */
+    unsigned long long cap_id;
+    sim_node **cnodes;
+    int ncnodes;
+};
+void sim_event_unref(sim_event *e);
+
+/* ---- capture (sim_graph.c) ---- */
+struct sim_capture {
+    sim_graph *graph;
+    unsigned long long id;
+    CUstreamCaptureMode mode;
+    pthread_t thread;
+    sim_stream *origin;
+    bool invalidated;
+    sim_stream **members;
+    int nmembers, capmembers;
+    struct sim_capture *next; /* active list */
+};
+/* Caller holds g_mu. If s is capturing: record w as a node (takes ownership),
+ * return 1 and *rc. Otherwise 0. */
+int sim_capture_add_locked(sim_stream *s, sim_work *w, CUresult *rc);
+void sim_capture_invalidate_locked(sim_capture *c);
+/* Caller holds g_mu: does the capture state forbid a "potentially unsafe" API
+ * call from this thread? Invalidates the offending captures when it does. */
+bool sim_capture_forbids_unsafe_locked(void);
+CUresult sim_unsafe_call_check(void);
+/* legacy-stream work while a blocking stream of ctx captures (g_mu held) */
+sim_capture *sim_capture_blocking_in_ctx_locked(sim_ctx *ctx);
+void sim_capture_event_record_locked(sim_stream *s, sim_event *e);
+CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e);
+/* the active capture with this id, or NULL (g_mu held) */
+sim_capture *sim_capture_find_locked(unsigned long long id);
+
+/* ---- modules and functions (sim_module.c) ---- */
+struct sim_func {
+    int magic;
+    const simcuda_kernel_desc *desc;
+    char *name;
+    sim_module *mod;
+    sim_kernel *kernel; /* library kernel this function belongs to, if any */
+    int nparams;
+    size_t offsets[SIMCUDA_MAX_PARAMS];
+    size_t sizes[SIMCUDA_MAX_PARAMS];
+    size_t argsize;
+    int max_dyn_smem;
+    int carveout;
+    int attrs_other[32];
+    struct sim_func *next;
+};
+/* CUfunction or CUkernel handle -> function, or NULL */
+sim_func *sim_func_resolve(CUfunction f);
+CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, unsigned gz,
+                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                         void **kernelParams, void **extra);
+void sim_kcall_run(sim_kcall *k);
+
+/* ---- graphs (sim_graph.c) ---- */
+struct sim_node {
+    int magic;
+    sim_graph *graph;
+    CUgraphNodeType type;
+    int index;
+    sim_work w;
+    sim_node **deps;
+    int ndeps, capdeps;
+};
+struct sim_graph {
+    int magic;
+    unsigned long long id;
+    sim_node **nodes;
+    int nnodes, capnodes;
+};
+void sim_gsnap_run(sim_gsnap *g, sim_stream *s);
+void sim_gsnap_free(sim_gsnap *g);
+
+/* ---- stats ---- */
+extern atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
+
+/* ---- memory helpers (sim_core.c) ---- */
+bool sim_is_pinned(const void *p, size_t n);
+
+#endif
