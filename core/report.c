@@ -626,8 +626,10 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
         for (int c = 0; c < ENC_CLASS_COUNT; c++)
             total += s->calls[c];
         bw_fmt(&b, "\n  hook calls by class (ENCORE_STATS=1)\n");
-        for (int c = 0; c < ENC_CLASS_COUNT; c++)
-            enc_row_pct(&b, enc_call_labels[c], s->calls[c], total);
+        for (int c = 0; c < ENC_CLASS_COUNT; c++) {
+            snprintf(label, sizeof label, "  %s", enc_call_labels[c]);
+            enc_row_pct(&b, label, s->calls[c], total);
+        }
     }
 
     /* A few plain words for whoever reads this the first time. */

@@ -514,10 +514,10 @@ int main(int argc, char **argv)
         fill_fake();
         const char *t = table_of(1);
         EXPECT_STR_CONTAINS(t, "hook calls by class (ENCORE_STATS=1)");
-        EXPECT_STR_CONTAINS(t, "pass (straight through)                    5,000    0.4%\n");
-        EXPECT_STR_CONTAINS(t, "launch                                 1,234,567   99.2%\n");
-        EXPECT_STR_CONTAINS(t, "flush-stream                               4,321    0.3%\n");
-        EXPECT_STR_CONTAINS(t, "flush-all                                     77    0.0%\n");
+        EXPECT_STR_CONTAINS(t, "    pass (straight through)                  5,000    0.4%\n");
+        EXPECT_STR_CONTAINS(t, "    launch                               1,234,567   99.2%\n");
+        EXPECT_STR_CONTAINS(t, "    flush-stream                             4,321    0.3%\n");
+        EXPECT_STR_CONTAINS(t, "    flush-all                                   77    0.0%\n");
     }
 
     TEST("report: notes for a run that captured nothing or switched off") {
