@@ -138,6 +138,8 @@ typedef struct fop {
     flaunch l;
     uint32_t count, value;
     uint32_t *host;      /* H2D source / D2H destination (owned by the plan) */
+    int pinned;          /* async copies: through page-locked host memory (truly asynchronous) */
+    uint32_t *pin;       /* that memory, while the plan runs */
 } fop;
 
 typedef struct fthread {
@@ -289,9 +291,11 @@ static void gen_sync_stream(gen *g, int t, int s)
     g->dirty[s] = 0;
 }
 
+/* Ordered with the legacy stream both ways: the legacy stream itself and
+ * every stream that is not non-blocking (per-thread default streams too). */
 static int implicitly_ordered(const fstream *st)
 {
-    return st->kind == SK_LEGACY || st->kind == SK_BLOCKING;
+    return st->kind != SK_NON_BLOCKING;
 }
 
 static void gen_d2h_async(gen *g, int t, int s, int b)
@@ -301,140 +305,170 @@ static void gen_d2h_async(gen *g, int t, int s, int b)
     op->buf = b;
     op->count = chance(&g->r, 70) ? g->p->b[b].words : 1 + below(&g->r, g->p->b[b].words);
     op->host = host_words(op->count);
+    op->pinned = chance(&g->r, 50);
     g->dirty[s] = 1;
+}
+
+/* One body instance on its stream: its buffers brought home first, then
+ * mostly a copy back and a synchronisation (the flush point that ends the
+ * sequence, as at the end of a training step). */
+static void gen_body(gen *g, int t, const fbody *bd)
+{
+    plan *p = g->p;
+    rng *r = &g->r;
+    for (int i = 0; i < bd->len; i++) {
+        int need[2] = {bd->l[i].dst, bd->l[i].src};
+        for (int j = 0; j < 2; j++)
+            if (need[j] >= 0 && g->owner[need[j]] != bd->stream)
+                gen_transfer(g, t, need[j], bd->stream);
+    }
+    for (int i = 0; i < bd->len; i++) {
+        fop *op = push(g, t, OP_LAUNCH);
+        op->stream = bd->stream;
+        op->l = bd->l[i];
+        op->body = (int)(bd - p->body);
+        op->body_pos = i;
+    }
+    g->dirty[bd->stream] = 1;
+    if (chance(r, 80)) {
+        int b = bd->l[0].dst >= 0 ? bd->l[0].dst : 0;
+        if (g->owner[b] == bd->stream && chance(r, 70))
+            gen_d2h_async(g, t, bd->stream, b);
+        gen_sync_stream(g, t, bd->stream);
+    }
+}
+
+/* One random operation on one of the thread's streams (may add nothing). */
+static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodies, int nbodies)
+{
+    rng *r = &g->r;
+    plan *p = g->p;
+    int bufs[MAX_BUFS];
+    int s = streams[below(r, (uint32_t)ns)];
+    int nb = owned_by(g, s, bufs);
+    unsigned c = below(r, 100);
+    if (c < 20 && nbodies) {
+        gen_body(g, t, &p->body[bodies[below(r, (uint32_t)nbodies)]]);
+    } else if (c < 40 && nb) {
+        fop *op = push(g, t, OP_LAUNCH);
+        op->stream = s;
+        gen_launch(g, &op->l, bufs, nb);
+        g->dirty[s] = 1;
+    } else if (c < 48 && nb) {
+        gen_d2h_async(g, t, s, bufs[below(r, (uint32_t)nb)]);
+    } else if (c < 52 && nb) {
+        fop *op = push(g, t, OP_H2D_ASYNC);
+        op->stream = s;
+        op->buf = bufs[below(r, (uint32_t)nb)];
+        op->count = 1 + below(r, p->b[op->buf].words);
+        op->host = host_words(op->count);
+        op->pinned = chance(r, 50);
+        for (uint32_t i = 0; i < op->count; i++)
+            op->host[i] = (uint32_t)rnd(r);
+        g->dirty[s] = 1;
+    } else if (c < 56 && nb) {
+        fop *op = push(g, t, OP_D2D_ASYNC);
+        op->stream = s;
+        op->buf = bufs[below(r, (uint32_t)nb)];
+        op->buf2 = bufs[below(r, (uint32_t)nb)];
+        uint32_t w = p->b[op->buf].words < p->b[op->buf2].words ? p->b[op->buf].words : p->b[op->buf2].words;
+        op->count = op->buf == op->buf2 ? 0 : 1 + below(r, w);
+        if (!op->count)
+            op->kind = OP_MEMSET_ASYNC, op->count = p->b[op->buf].words, op->value = (uint32_t)rnd(r);
+        g->dirty[s] = 1;
+    } else if (c < 60 && nb) {
+        fop *op = push(g, t, OP_MEMSET_ASYNC);
+        op->stream = s;
+        op->buf = bufs[below(r, (uint32_t)nb)];
+        op->count = 1 + below(r, p->b[op->buf].words);
+        op->value = (uint32_t)rnd(r);
+        g->dirty[s] = 1;
+    } else if (c < 66 && nb) {
+        /* blocking copies and memsets run on the legacy stream */
+        int b = bufs[below(r, (uint32_t)nb)];
+        const fstream *st = &p->st[s];
+        unsigned w = below(r, 3);
+        if (w == 0 && (implicitly_ordered(st) || !g->dirty[s])) {
+            fop *op = push(g, t, OP_D2H_SYNC);
+            op->stream = s;
+            op->buf = b;
+            op->count = p->b[b].words;
+            op->host = host_words(op->count);
+            for (int i = 0; i < p->nstreams; i++)
+                if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
+                    g->dirty[i] = 0;
+        } else if (w == 1 && (implicitly_ordered(st) || !g->dirty[s])) {
+            fop *op = push(g, t, OP_H2D_SYNC);
+            op->stream = s;
+            op->buf = b;
+            op->count = 1 + below(r, p->b[b].words);
+            op->host = host_words(op->count);
+            for (uint32_t i = 0; i < op->count; i++)
+                op->host[i] = (uint32_t)rnd(r);
+            for (int i = 0; i < p->nstreams; i++)
+                if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
+                    g->dirty[i] = 0;
+        } else if (w == 2 && implicitly_ordered(st)) {
+            fop *op = push(g, t, OP_MEMSET_SYNC);
+            op->stream = s;
+            op->buf = b;
+            op->count = 1 + below(r, p->b[b].words);
+            op->value = (uint32_t)rnd(r);
+            g->dirty[s] = 1;
+        }
+    } else if (c < 76 && ns > 1) {
+        int s2 = streams[below(r, (uint32_t)ns)];
+        if (s2 == s)
+            return;
+        if (nb && chance(r, 70)) {
+            gen_transfer(g, t, bufs[below(r, (uint32_t)nb)], s2);
+        } else {
+            fop *op = push(g, t, OP_EVENT_DEP);
+            op->stream = s;
+            op->stream2 = s2;
+            g->dirty[s2] = 1;
+        }
+    } else if (c < 90) {
+        gen_sync_stream(g, t, s);
+    } else if (c < 93) {
+        push(g, t, OP_CTX_SYNC);
+        for (int i = 0; i < ns; i++)
+            g->dirty[streams[i]] = 0;
+    } else if (c < 97 && nb) {
+        /* cuMemFree waits for the device: held work on the buffer must be issued first */
+        int b = bufs[below(r, (uint32_t)nb)];
+        if (chance(r, 30))
+            gen_sync_stream(g, t, s);
+        fop *op = push(g, t, OP_FREE_REALLOC);
+        op->stream = s;
+        op->buf = b;
+        op->count = p->b[b].words;
+        op->value = (uint32_t)rnd(r);
+        g->dirty[s] = 1;
+    }
 }
 
 static void gen_thread(gen *g, int t, const int *streams, int ns)
 {
     rng *r = &g->r;
     plan *p = g->p;
-    int nops = 15 + (int)below(r, 50);
+    int nops = 30 + (int)below(r, 120);
     int bodies[MAX_BODIES], nbodies = 0;
     for (int i = 0; i < p->nbodies; i++)
         if (p->st[p->body[i].stream].thread == t)
             bodies[nbodies++] = i;
-    int bufs[MAX_BUFS];
     while (p->th[t].nops < nops) {
-        int s = streams[below(r, (uint32_t)ns)];
-        int nb = owned_by(g, s, bufs);
-        unsigned c = below(r, 100);
-        if (c < 40 && nbodies) {
-            /* a body: bring its buffers home first, then mostly a copy back and a sync */
+        if (nbodies && chance(r, 30)) {
+            /* a loop: the same body several times, sometimes with other work between */
             const fbody *bd = &p->body[bodies[below(r, (uint32_t)nbodies)]];
-            for (int i = 0; i < bd->len; i++) {
-                int need[2] = {bd->l[i].dst, bd->l[i].src};
-                for (int j = 0; j < 2; j++)
-                    if (need[j] >= 0 && g->owner[need[j]] != bd->stream)
-                        gen_transfer(g, t, need[j], bd->stream);
+            int reps = 2 + (int)below(r, 6);
+            for (int i = 0; i < reps; i++) {
+                gen_body(g, t, bd);
+                if (chance(r, 25))
+                    gen_step(g, t, streams, ns, bodies, nbodies);
             }
-            for (int i = 0; i < bd->len; i++) {
-                fop *op = push(g, t, OP_LAUNCH);
-                op->stream = bd->stream;
-                op->l = bd->l[i];
-                op->body = (int)(bd - p->body);
-                op->body_pos = i;
-            }
-            g->dirty[bd->stream] = 1;
-            if (chance(r, 75)) {
-                int b = bd->l[0].dst >= 0 ? bd->l[0].dst : p->nbufs ? 0 : -1;
-                if (b >= 0 && g->owner[b] == bd->stream && chance(r, 70))
-                    gen_d2h_async(g, t, bd->stream, b);
-                gen_sync_stream(g, t, bd->stream);
-            }
-        } else if (c < 55 && nb) {
-            fop *op = push(g, t, OP_LAUNCH);
-            op->stream = s;
-            gen_launch(g, &op->l, bufs, nb);
-            g->dirty[s] = 1;
-        } else if (c < 62 && nb) {
-            gen_d2h_async(g, t, s, bufs[below(r, (uint32_t)nb)]);
-        } else if (c < 65 && nb) {
-            fop *op = push(g, t, OP_H2D_ASYNC);
-            op->stream = s;
-            op->buf = bufs[below(r, (uint32_t)nb)];
-            op->count = 1 + below(r, p->b[op->buf].words);
-            op->host = host_words(op->count);
-            for (uint32_t i = 0; i < op->count; i++)
-                op->host[i] = (uint32_t)rnd(r);
-            g->dirty[s] = 1;
-        } else if (c < 68 && nb) {
-            fop *op = push(g, t, OP_D2D_ASYNC);
-            op->stream = s;
-            op->buf = bufs[below(r, (uint32_t)nb)];
-            op->buf2 = bufs[below(r, (uint32_t)nb)];
-            uint32_t w = p->b[op->buf].words < p->b[op->buf2].words ? p->b[op->buf].words : p->b[op->buf2].words;
-            op->count = op->buf == op->buf2 ? 0 : 1 + below(r, w);
-            if (!op->count)
-                op->kind = OP_MEMSET_ASYNC, op->count = p->b[op->buf].words, op->value = (uint32_t)rnd(r);
-            g->dirty[s] = 1;
-        } else if (c < 71 && nb) {
-            fop *op = push(g, t, OP_MEMSET_ASYNC);
-            op->stream = s;
-            op->buf = bufs[below(r, (uint32_t)nb)];
-            op->count = 1 + below(r, p->b[op->buf].words);
-            op->value = (uint32_t)rnd(r);
-            g->dirty[s] = 1;
-        } else if (c < 75 && nb) {
-            /* blocking copies and memsets run on the legacy stream */
-            int b = bufs[below(r, (uint32_t)nb)];
-            const fstream *st = &p->st[s];
-            unsigned w = below(r, 3);
-            if (w == 0 && (implicitly_ordered(st) || !g->dirty[s])) {
-                fop *op = push(g, t, OP_D2H_SYNC);
-                op->stream = s;
-                op->buf = b;
-                op->count = p->b[b].words;
-                op->host = host_words(op->count);
-                for (int i = 0; i < p->nstreams; i++)
-                    if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
-                        g->dirty[i] = 0;
-            } else if (w == 1 && (implicitly_ordered(st) || !g->dirty[s])) {
-                fop *op = push(g, t, OP_H2D_SYNC);
-                op->stream = s;
-                op->buf = b;
-                op->count = 1 + below(r, p->b[b].words);
-                op->host = host_words(op->count);
-                for (uint32_t i = 0; i < op->count; i++)
-                    op->host[i] = (uint32_t)rnd(r);
-                for (int i = 0; i < p->nstreams; i++)
-                    if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
-                        g->dirty[i] = 0;
-            } else if (w == 2 && implicitly_ordered(st)) {
-                fop *op = push(g, t, OP_MEMSET_SYNC);
-                op->stream = s;
-                op->buf = b;
-                op->count = 1 + below(r, p->b[b].words);
-                op->value = (uint32_t)rnd(r);
-                g->dirty[s] = 1;
-            }
-        } else if (c < 82 && ns > 1) {
-            int s2 = streams[below(r, (uint32_t)ns)];
-            if (s2 == s)
-                continue;
-            if (nb && chance(r, 70)) {
-                gen_transfer(g, t, bufs[below(r, (uint32_t)nb)], s2);
-            } else {
-                fop *op = push(g, t, OP_EVENT_DEP);
-                op->stream = s;
-                op->stream2 = s2;
-                g->dirty[s2] = 1;
-            }
-        } else if (c < 92) {
-            gen_sync_stream(g, t, s);
-        } else if (c < 94) {
-            push(g, t, OP_CTX_SYNC);
-            for (int i = 0; i < ns; i++)
-                g->dirty[streams[i]] = 0;
-        } else if (c < 97 && nb) {
-            /* the owner is synchronised first: nothing may be pending on the old memory */
-            int b = bufs[below(r, (uint32_t)nb)];
-            gen_sync_stream(g, t, s);
-            fop *op = push(g, t, OP_FREE_REALLOC);
-            op->stream = s;
-            op->buf = b;
-            op->count = p->b[b].words;
-            op->value = (uint32_t)rnd(r);
-            g->dirty[s] = 1;
+        } else {
+            gen_step(g, t, streams, ns, bodies, nbodies);
         }
     }
 }
@@ -522,6 +556,18 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
 
 /* ---------------------------------------------------------------- listing */
 
+/* Operations left out by --max-ops and --drop. */
+static int max_ops = -1;
+static unsigned char *drop_set;
+static int drop_n;
+
+static int skipped(int id)
+{
+    if (max_ops >= 0 && id >= max_ops)
+        return 1;
+    return id < drop_n && drop_set[id];
+}
+
 static void print_launch(const plan *p, const flaunch *l)
 {
     static const char *const form[] = {"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchKernel/extra"};
@@ -582,8 +628,13 @@ static void print_plan(const plan *p)
     }
     for (int t = 0; t < p->nthreads; t++) {
         printf("  thread %d:\n", t);
+        int hidden = 0;
         for (int i = 0; i < p->th[t].nops; i++) {
             const fop *op = &p->th[t].ops[i];
+            if (skipped(op->id)) {
+                hidden++;
+                continue;
+            }
             printf("    #%-4d ", op->id);
             switch (op->kind) {
             case OP_LAUNCH:
@@ -593,11 +644,12 @@ static void print_plan(const plan *p)
                     printf("   [body %d.%d]", op->body, op->body_pos);
                 break;
             case OP_H2D_ASYNC:
-                printf("s%d: cuMemcpyHtoDAsync(b%d, host, %u words)", op->stream, op->buf, op->count);
+                printf("s%d: cuMemcpyHtoDAsync(b%d, %s host, %u words)", op->stream, op->buf,
+                       op->pinned ? "pinned" : "pageable", op->count);
                 break;
             case OP_D2H_ASYNC:
-                printf("s%d: cuMemcpyDtoHAsync(host#%d, b%d, %u words)   (hashed at s%d's next sync)", op->stream,
-                       op->id, op->buf, op->count, op->stream);
+                printf("s%d: cuMemcpyDtoHAsync(%s host#%d, b%d, %u words)   (hashed at s%d's next sync)",
+                       op->stream, op->pinned ? "pinned" : "pageable", op->id, op->buf, op->count, op->stream);
                 break;
             case OP_D2D_ASYNC:
                 printf("s%d: cuMemcpyDtoDAsync(b%d, b%d, %u words)", op->stream, op->buf, op->buf2, op->count);
@@ -648,6 +700,8 @@ static void print_plan(const plan *p)
             }
             printf("\n");
         }
+        if (hidden)
+            printf("    (%d operations of this thread left out by --max-ops/--drop)\n", hidden);
     }
     fflush(stdout);
 }
@@ -672,17 +726,6 @@ typedef struct tstate {
     pending *pend[MAX_STREAMS];
     int npend[MAX_STREAMS], cap[MAX_STREAMS];
 } tstate;
-
-static int max_ops = -1;
-static unsigned char *drop_set;
-static int drop_n;
-
-static int skipped(int id)
-{
-    if (max_ops >= 0 && id >= max_ops)
-        return 1;
-    return id < drop_n && drop_set[id];
-}
 
 static const struct prog_drv *T(const plan *p, int s)
 {
@@ -710,8 +753,15 @@ static void observe(tstate *ts, int s)
     ts->npend[s] = 0;
 }
 
+/* $PROG_FUZZ_INJECT=1 (a self-test of run_diff.py's fuzz mode and shrinker,
+ * set for one of the two runs only): stamp launches with 1024 bytes of shared
+ * memory are skipped, a stand-in for an encore bug. */
+static int inject_bug;
+
 static void do_launch(const plan *p, int s, const flaunch *l)
 {
+    if (inject_bug && l->k == K_STAMP && l->shmem == 1024)
+        return;
     const struct prog_drv *d = T(p, s);
     CUstream h = p->st[s].h;
     CUdeviceptr dst = l->dst >= 0 ? p->b[l->dst].d : 0, src = l->src >= 0 ? p->b[l->src].d : 0;
@@ -822,11 +872,11 @@ static void run_op(tstate *ts, const fop *op)
         do_launch(p, s, &op->l);
         break;
     case OP_H2D_ASYNC:
-        CK(d->cuMemcpyHtoDAsync(bd, op->host, op->count * sizeof(uint32_t), h));
+        CK(d->cuMemcpyHtoDAsync(bd, op->pin ? op->pin : op->host, op->count * sizeof(uint32_t), h));
         break;
     case OP_D2H_ASYNC:
-        CK(d->cuMemcpyDtoHAsync(op->host, bd, op->count * sizeof(uint32_t), h));
-        add_pending(ts, s, op->id, op->host, op->count);
+        CK(d->cuMemcpyDtoHAsync(op->pin ? op->pin : op->host, bd, op->count * sizeof(uint32_t), h));
+        add_pending(ts, s, op->id, op->pin ? op->pin : op->host, op->count);
         break;
     case OP_D2D_ASYNC:
         CK(d->cuMemcpyDtoDAsync(bd, p->b[op->buf2].d, op->count * sizeof(uint32_t), h));
@@ -915,6 +965,14 @@ static uint64_t run_plan(plan *p)
         CK(drv.cuMemAlloc(&p->b[b].d, p->b[b].words * sizeof(uint32_t)));
         CK(drv.cuMemcpyHtoD(p->b[b].d, p->init[b], p->b[b].words * sizeof(uint32_t)));
     }
+    for (int t = 0; t < p->nthreads; t++)
+        for (int i = 0; i < p->th[t].nops; i++) {
+            fop *op = &p->th[t].ops[i];
+            if (!op->pinned)
+                continue;
+            CK(drv.cuMemHostAlloc((void **)&op->pin, op->count * sizeof(uint32_t), 0));
+            memcpy(op->pin, op->host, op->count * sizeof(uint32_t));
+        }
     CK(drv.cuCtxSynchronize());
 
     tstate ts[MAX_THREADS];
@@ -951,6 +1009,12 @@ static uint64_t run_plan(plan *p)
     for (int s = 0; s < p->nstreams; s++)
         if (p->st[s].kind == SK_BLOCKING || p->st[s].kind == SK_NON_BLOCKING)
             CK(drv.cuStreamDestroy(p->st[s].h));
+    for (int t = 0; t < p->nthreads; t++)
+        for (int i = 0; i < p->th[t].nops; i++)
+            if (p->th[t].ops[i].pin) {
+                CK(drv.cuMemFreeHost(p->th[t].ops[i].pin));
+                p->th[t].ops[i].pin = NULL;
+            }
     return h;
 }
 
@@ -1048,6 +1112,8 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    const char *inj = getenv("PROG_FUZZ_INJECT");
+    inject_bug = inj && *inj == '1';
     prog_init();
     prog_drv_load_into(&drv_pt, PROG_ACCESS_PROCADDR_PTDS);
     prog_kernels_load(&K, 0);

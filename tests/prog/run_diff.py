@@ -113,9 +113,23 @@ def first_difference(a, b):
     return None
 
 
+def without_seed_options(prog):
+    """The fuzz program's command without its --seeds/--seeds-env options (to run one seed alone)."""
+    out, skip = [], False
+    for a in prog:
+        if skip:
+            skip = False
+        elif a in ("--seeds", "--seeds-env"):
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
 class Runner:
     def __init__(self, args, prog):
         self.args, self.prog = args, prog
+        self.prog_alone = without_seed_options(prog) if args.fuzz else prog
         self.base_env = dict(os.environ)
         ld = self.base_env.get("LD_LIBRARY_PATH", "")
         self.base_env["LD_LIBRARY_PATH"] = args.sim_dir + (":" + ld if ld else "")
@@ -147,14 +161,16 @@ class Runner:
         env["ENCORE_LOG"] = log
         return env
 
-    def run_plain(self, extra_args=()):
-        return run(self.prog + list(extra_args), self.env_plain(), self.args.timeout)
+    def run_plain(self, extra_args=(), alone=False):
+        prog = self.prog_alone if alone else self.prog
+        return run(prog + list(extra_args), self.env_plain(), self.args.timeout)
 
-    def run_encore(self, extra_args=()):
+    def run_encore(self, extra_args=(), alone=False):
         fd, log = tempfile.mkstemp(prefix="encore-log-", suffix=".jsonl")
         os.close(fd)
         try:
-            r = run(self.prog + list(extra_args), self.env_encore(log), self.args.timeout)
+            prog = self.prog_alone if alone else self.prog
+            r = run(prog + list(extra_args), self.env_encore(log), self.args.timeout)
             with open(log, "r", encoding="utf-8", errors="replace") as f:
                 r.log = f.read()
         finally:
@@ -175,7 +191,7 @@ class Runner:
             env.update(self.encore_extra)
             env["ENCORE_LOG"] = "/tmp/encore-repro.jsonl"
         pre = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        return f"env {pre} " + " ".join(shlex.quote(a) for a in self.prog + list(extra_args))
+        return f"env {pre} " + " ".join(shlex.quote(a) for a in self.prog_alone + list(extra_args))
 
 
 def summary_of(log):
@@ -263,6 +279,16 @@ def check_expectations(args, vals, enc, failures, notes):
             failures.append(f"stderr of the encore run has {count} lines containing {text!r}, expected {n}")
 
 
+# The summary's counters, all zero: what a pass-through run that wrote no log amounts to.
+ZERO_SUMMARY = {
+    "launches_seen": 0, "launches_replayed": 0, "launches_eager": 0, "graphs_captured": 0, "graph_launches": 0,
+    "graphs_evicted": 0, "capture_failures": 0, "divergences": 0, "disabled": 0,
+    "divergences_by_kind": {k: 0 for k in ("kernel", "config", "args", "short")},
+    "flushes": {k: 0 for k in ("stream_call", "all_call", "legacy_order", "deadline", "chunk_end", "capture",
+                               "opaque_launch", "exit")},
+    "calls": {k: 0 for k in ("pass", "launch", "flush_stream", "flush_all")},
+}
+
 SEED_RE = re.compile(r"^seed (\d+) digest ([0-9a-f]+)$")
 
 
@@ -291,14 +317,14 @@ def shrink(runner, seed, budget_s):
     t_end = time.monotonic() + budget_s
 
     def differs(extra):
-        a = runner.run_plain(extra)
-        b = runner.run_encore(extra)
+        a = runner.run_plain(extra, alone=True)
+        b = runner.run_encore(extra, alone=True)
         if a.rc != 0:
             return False  # a program that fails alone is not a reproduction
         return b.rc != 0 or a.stdout != b.stdout
 
     seeds = ["--seeds", f"{seed}-{seed}"]
-    info = run(runner.prog + seeds + ["--count-ops"], runner.env_plain(), runner.args.timeout)
+    info = runner.run_plain(seeds + ["--count-ops"], alone=True)
     m = re.search(r"ops (\d+) droppable ([0-9,]*)", info.stdout)
     if not m:
         print("run_diff: shrink: the program does not report its operations (--count-ops)")
@@ -400,7 +426,7 @@ def main():
     if summary is None:
         if args.summary_optional:
             notes.append("no summary in the log (pass-through); counters taken as 0")
-            summary = {}
+            summary = dict(ZERO_SUMMARY)
         elif not enc.timed_out:
             failures.append("no \"event\":\"summary\" line in encore's log")
     vals = values_of(summary or {}, enc, base)
