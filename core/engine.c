@@ -107,7 +107,10 @@ static layout *build_layout(CUfunction f) {
             kernel = 1; /* a CUkernel passed as a CUfunction */
             continue;
         }
-        if (r != CUDA_ERROR_INVALID_VALUE) ok = 0; /* anything but "past the last parameter" */
+        if (r != CUDA_ERROR_INVALID_VALUE) { /* anything but "past the last parameter" */
+            ok = 0;
+            ENC_DEBUG("cu%sGetParamInfo(%p, %u) failed with CUDA error %d", kernel ? "Kernel" : "Func", (void *)f, n, (int)r);
+        }
         break;
     }
     if (n == MAX_PARAMS) ok = 0;
@@ -129,6 +132,7 @@ static layout *build_layout(CUfunction f) {
     }
     if (!L->name[0]) strcpy(L->name, "?");
     enc_tls_guard--;
+    if (!L->ok) ENC_DEBUG("no parameter layout for kernel %s (%u parameters read): its launches run eagerly", L->name, n);
     return L;
 }
 
@@ -980,7 +984,10 @@ CUresult enc_core_launch(const enc_launch *l) {
     uint64_t t0 = (st->use_clock & 63) == 0 ? now_ns() : 0;
     open_chunk(st);
     int recorded = record(st, l, L) == 0;
-    if (!recorded) st->poisoned = 1;
+    if (!recorded) {
+        st->poisoned = 1;
+        ENC_DEBUG("launch of %s could not be recorded", L->name);
+    }
 
     if (st->held) {
         uint32_t c = recorded ? trie_child(st, st->node, st->recs[st->n].sfp) : UINT32_MAX;

@@ -4,6 +4,7 @@
  * pointers, hands out trampolines for unknown entry points, and forwards each
  * hooked call to the core according to its class from policy/. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <string.h>
 
 #include "core/driver.h"
@@ -23,6 +24,13 @@ void enc_interpose_init(void) {
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
     }
+}
+
+int enc_is_ours(const void *addr) {
+    static uintptr_t base;
+    Dl_info info;
+    if (!base && dladdr((void *)enc_is_ours, &info)) base = (uintptr_t)info.dli_fbase;
+    return addr && dladdr(addr, &info) && (uintptr_t)info.dli_fbase == base;
 }
 
 int enc_find_export(const char *name) {

@@ -71,6 +71,9 @@ void *enc_trampoline_enter(unsigned int index);
 /* Hand out a trampoline that flushes everything and then calls `real`; NULL if none is left. */
 void *enc_trampoline_for(void *real, const char *name);
 
+/* Is this address inside libencore itself (one of our wrappers)? */
+int enc_is_ours(const void *addr);
+
 /* Look-ups used by dlsym and cuGetProcAddress. */
 int enc_find_export(const char *name);                             /* index or -1 */
 int enc_find_variant(const char *base, int version, int per_thread); /* index or -1 */

@@ -8,8 +8,8 @@
  * and on the per-thread-default-stream flag (_ptsz/_ptds variants).
  *
  * We pick the variant from cudaTypedefs.h (newest version not above the
- * request) and then verify the pick: the driver must return the same pointer
- * when asked for exactly that variant's version. A pointer we cannot match to
+ * request); for a request newer than our headers we verify the pick (the
+ * driver must return the same pointer for the headers' version). A pointer we cannot match to
  * a known signature (a driver newer than our headers) gets a trampoline that
  * flushes everything before calling it: default-deny. */
 #define _GNU_SOURCE
@@ -34,18 +34,23 @@ static int variant_for_gpa(int with_status) {
 /* Try candidate variant `v` for a pointer the driver returned for (sym, ver,
  * flags): the driver must give the same pointer for the variant's own
  * version. */
-static int verify_variant(void *gpa, int with_status, const char *sym, int v, cuuint64_t flags, void *p) {
+static int verify_variant(void *gpa, int with_status, const char *sym, int v, int ver, cuuint64_t flags, void *p) {
+    /* Up to the headers' own version, the headers list every variant and the
+     * pick is exact. Above it, the driver may have a newer variant: accept
+     * the pick only if the driver answers the same for the headers' version. */
+    if (ver <= ENC_HEADER_CUDA_VERSION) return 1;
     void *q = NULL;
     cuuint64_t f = enc_variants[v].per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                               : (flags & ~(cuuint64_t)CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
     CUdriverProcAddressQueryResult st;
     enc_tls_guard++;
-    CUresult r = real_gpa(gpa, with_status, sym, &q, enc_variants[v].version, f, &st);
+    CUresult r = real_gpa(gpa, with_status, sym, &q, ENC_HEADER_CUDA_VERSION, f, &st);
     enc_tls_guard--;
     return r == CUDA_SUCCESS && q == p;
 }
 
 static void *wrap_proc(void *gpa, int with_status, const char *sym, int ver, cuuint64_t flags, void *p) {
+    if (enc_is_ours(p)) return p; /* a driver whose own references bind to our exports */
     if (strcmp(sym, "cuGetProcAddress") == 0) {
         int v = variant_for_gpa(ver >= 12000);
         if (v < 0) return p;
@@ -57,7 +62,7 @@ static void *wrap_proc(void *gpa, int with_status, const char *sym, int ver, cuu
     int cands[2] = {enc_find_variant(sym, ver, want_pt), want_pt ? enc_find_variant(sym, ver, 0) : -1};
     for (int c = 0; c < 2; c++) {
         int v = cands[c];
-        if (v < 0 || !verify_variant(gpa, with_status, sym, v, flags, p)) continue;
+        if (v < 0 || !verify_variant(gpa, with_status, sym, v, ver, flags, p)) continue;
         void *expected = NULL;
         if (!__atomic_compare_exchange_n(&enc_real_variant[v], &expected, p, 0, __ATOMIC_RELEASE,
                                          __ATOMIC_RELAXED) &&
