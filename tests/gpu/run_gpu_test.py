@@ -15,11 +15,13 @@ Modes
                  must be byte-identical and, with --save-tensors, every saved
                  tensor bit-identical. Prints the replay fraction from the
                  ENCORE_LOG summary line.
+  --mode selfcheck  run a program that plays encore's side of the audit
+                 contract under the audit alone; the counts must be exact.
   --mode skip    print --reason and exit 77 (placeholder tests).
 
 Programs whose first word ends in .py run under this interpreter
 (sys.executable). Everything each run printed is kept in
-<workdir>/<name>.<mode>.log; when ENCORE_GPU_RESULTS is set, one JSON line
+<workdir>/<name>.<mode>.log; when ENCGPU_RESULTS is set, one JSON line
 per test is appended there (scripts/gpu-suite builds its table from it).
 """
 import argparse
@@ -190,7 +192,24 @@ def choose_cupti(args, is_python):
     return None, "none found; the audit tries libcupti.so.13/.12 by soname"
 
 
+_CHILD = None   # the program now running (its own process group)
+_ARGS = None
+
+
+def _on_signal(signum, frame):
+    """ctest or the suite's time budget is stopping us: take the program down too."""
+    if _CHILD is not None:
+        try:
+            os.killpg(_CHILD.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if _ARGS is not None:
+        result(_ARGS, "FAIL", f"interrupted by signal {signum} (ctest timeout or suite budget)")
+    sys.exit(1)
+
+
 def run(cmd, env, timeout, log, label):
+    global _CHILD
     t0 = time.monotonic()
     try:
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -198,6 +217,7 @@ def run(cmd, env, timeout, log, label):
     except OSError as e:
         log(f"[{label}] cannot start {cmd[0]}: {e}")
         return {"rc": 127, "out": "", "err": str(e), "pid": -1, "secs": 0.0, "timeout": False}
+    _CHILD = p
     timed_out = False
     try:
         out, err = p.communicate(timeout=timeout)
@@ -208,6 +228,7 @@ def run(cmd, env, timeout, log, label):
         except OSError:
             pass
         out, err = p.communicate()
+    _CHILD = None
     secs = time.monotonic() - t0
     res = {"rc": p.returncode, "out": out.decode("utf-8", "replace"),
            "err": err.decode("utf-8", "replace"), "pid": p.pid, "secs": secs, "timeout": timed_out}
@@ -305,7 +326,7 @@ def clean(pattern):
 
 def result(args, status, detail):
     """Record and exit. status: PASS FAIL NONDET SKIP."""
-    path = os.environ.get("ENCORE_GPU_RESULTS")
+    path = os.environ.get("ENCGPU_RESULTS")
     if path:
         rec = {"test": args.test or f"gpu.{args.mode}.{args.name}", "mode": args.mode,
                "name": args.name, "status": status, "detail": detail}
@@ -402,6 +423,45 @@ def mode_audit(args, cmd, is_python, log):
         first = f"; first unseen: {a1.get('first_unseen')}" if a1.get("first_unseen") else ""
         result(args, "FAIL", f"launches={n} unseen={u} graph_unseen={gu}: launches bypassed encore{hint}{first}")
     result(args, "PASS", f"launches={n} unseen=0 graph_launches={g} (alone: launches={n0} unseen={u0}); {replay_text(summ)}")
+
+
+def mode_selfcheck(args, cmd, log):
+    """The program plays encore's side of the contract; the audit must count exactly."""
+    if not args.audit_lib or not os.path.exists(args.audit_lib):
+        result(args, "SKIP", f"audit library not built ({args.audit_lib}): CUPTI header missing at configure time?")
+    cupti, why = choose_cupti(args, False)
+    log(f"CUPTI: {cupti or '(soname search)'} [{why}]")
+    afile = os.path.join(args.workdir, f"{args.name}.audit.txt")
+    clean(afile)
+    env = plain_env()
+    env["ENCAUDIT_PARENT_PID"] = str(os.getpid())
+    if cupti:
+        env["ENCAUDIT_CUPTI"] = cupti
+    env["LD_PRELOAD"] = args.audit_lib
+    env["ENCAUDIT_FILE"] = afile
+    r = run(cmd, env, args.timeout, log, "selfcheck")
+    if r["rc"] != 0:
+        log.block("selfcheck stderr", r["err"], limit=40)
+        result(args, "FAIL", f"self-check program failed (rc {r['rc']})")
+    a = read_audit(afile, r["pid"])
+    if a is None:
+        if "CUPTI not available" in r["err"]:
+            result(args, "SKIP", "CUPTI not available: " + grep_line(r["err"], "CUPTI not available"))
+        log.block("selfcheck stderr", r["err"], limit=40)
+        result(args, "FAIL", "the audit printed no summary line")
+    if a.get("status") != "ok":
+        result(args, "FAIL", f"audit error: {a.get('error', a.get('status'))}")
+    m = re.search(r"selfcheck launches=(\d+) bracketed=(\d+) enters=(\d+)", r["out"])
+    if not m:
+        result(args, "FAIL", "self-check program printed no expectation line")
+    L, B, E = (int(x) for x in m.groups())
+    want = {"launches": L, "through_encore": B, "unseen": L - B, "hooks": E}
+    got = {k: a.get(k) for k in want}
+    print(f"audit {args.name}: launches={got['launches']} unseen={got['unseen']} "
+          f"through_encore={got['through_encore']} hooks={got['hooks']}", flush=True)
+    if got != want:
+        result(args, "FAIL", f"audit miscounted: expected {want}, got {got}")
+    result(args, "PASS", f"audit counts exact: launches={L} through_encore={B} unseen={L - B} hooks={E}")
 
 
 def last_line(text):
@@ -516,7 +576,7 @@ def mode_diff(args, cmd, log):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=["audit", "diff", "skip"], required=True)
+    ap.add_argument("--mode", choices=["audit", "diff", "selfcheck", "skip"], required=True)
     ap.add_argument("--name", required=True, help="short name (file names, messages)")
     ap.add_argument("--test", default=None, help="CTest name for the results file")
     ap.add_argument("--encore", default=None, help="path of libencore.so")
@@ -528,6 +588,10 @@ def main():
     ap.add_argument("--reason", default="", help="for --mode skip")
     ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- program [args]")
     args = ap.parse_args()
+    global _ARGS
+    _ARGS = args
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
 
     if args.mode == "skip":
         print(f"SKIP: {args.reason}", flush=True)
@@ -540,7 +604,7 @@ def main():
     if problem:
         result(args, "SKIP", f"no GPU: {problem}")
 
-    if not args.encore or not os.path.exists(args.encore):
+    if args.mode != "selfcheck" and (not args.encore or not os.path.exists(args.encore)):
         result(args, "FAIL", f"libencore.so not found at {args.encore}")
     is_python = cmd[0].endswith(".py")
     if is_python:
@@ -550,6 +614,8 @@ def main():
     log(f"{args.mode} {args.name}: {' '.join(cmd)}", quiet=True)
     if args.mode == "audit":
         mode_audit(args, cmd, is_python, log)
+    elif args.mode == "selfcheck":
+        mode_selfcheck(args, cmd, log)
     else:
         mode_diff(args, cmd, log)
 
