@@ -37,7 +37,7 @@ def summary(pid, seen, replayed, **kw):
          "graph_launches": 100, "graphs_evicted": 1, "capture_failures": 0, "divergences": 3,
          "divergences_by_kind": {"kernel": 2, "config": 0, "args": 1, "short": 0},
          "flushes": {}, "calls": {}, "deferred_ns": 0, "deferred_samples": 0, "disabled": 0,
-         "top_sequences": [{"seq": 1, "length": 4, "hits": 100, "saved": 300, "kernels": ["gemm", "relu"],
+         "top_sequences": [{"seq": 1, "length": 4, "hits": 100, "saved": 300, "kernels": ["gemm", "_Z6k_axpyPfPKffi"],
                             "evicted": False}],
          "top_divergences": [{"kind": "kernel", "expected": "relu", "got": "gelu", "arg_index": -1,
                               "position": 1, "count": 2},
@@ -97,6 +97,7 @@ with tempfile.TemporaryDirectory() as d:
           "pid 300  ./solver b   [no summary" in out and "divergences   9 (config 9)" in out, out)
     check("log-summary: control characters in names are not printed raw", "k?name" in out and "k\nname" not in out)
     check("log-summary: a reused pid is a separate process", "pid 200  ./solver a" in out and "pid 200  ./solver c" in out)
+    check("log-summary: mangled C++ names shown by their readable part", "[gemm, k_axpy]" in out, out)
     check("log-summary: a total line for several processes",
           "total: 1,510 launches, 910 replayed (60.3%)" in out and "1 without summary" in out, out[-400:])
 
@@ -120,6 +121,8 @@ with tempfile.TemporaryDirectory() as d:
           p100.get("launches_seen") == 1000 and p100.get("replay_pct") == 80.0 and p100.get("has_summary") is True
           and p100.get("warnings") == [{"message": "ENCORE_MIN_REPEATS=x is not valid", "count": 2}], str(p100))
     check("log-summary --json: bad lines counted", doc.get("bad_lines") == 2)
+    check("log-summary --json: exact kernel names kept",
+          procs and procs[0]["top_sequences"][0]["kernels"] == ["gemm", "_Z6k_axpyPfPKffi"])
 
     rc, out, _ = run("-", stdin=open(a, encoding="utf-8").read())
     check("log-summary: '-' reads stdin", rc == 0 and "pid 100" in out)

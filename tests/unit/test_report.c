@@ -596,6 +596,35 @@ int main(int argc, char **argv)
         EXPECT(memcmp(line + n - 3, "]}\n", 3) == 0);
     }
 
+    TEST("report: mangled C++ kernel names are shown by their readable part") {
+        static const char *const m[][2] = {
+            {"_Z6k_axpyPfPKffi", "k_axpy"},
+            {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_", "at::native::vectorized_elementwise_kernel<...>"},
+            {"_ZN3foo3barEv", "foo::bar"},
+            {"_ZNK3foo3bazEv", "foo::baz"},
+            {"_ZL9my_staticPf", "my_static"},
+            {"_ZSt4sortv", "std::sort"},
+            {"_Z99short", "_Z99short"},
+            {"_Z", "_Z"},
+            {"plain_c_kernel", "plain_c_kernel"},
+        };
+        for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+            memset(&fake_summary, 0, sizeof fake_summary);
+            enc_seq_info q = {7, 3, 5, {m[k][0], NULL, NULL}, 0};
+            th_capture_begin();
+            enc_report_write_table(enc_log_fd(), &fake_summary, &q, 1, NULL, 0, 1, 0);
+            const char *t = th_capture_end();
+            char want[256];
+            snprintf(want, sizeof want, "  %s, ...\n", m[k][1]);
+            EXPECT_STR_CONTAINS(t, want);
+        }
+        /* the JSON keeps the exact name */
+        enc_seq_info q = {7, 3, 5, {"_Z6k_axpyPfPKffi", NULL, NULL}, 0};
+        static char line[4096];
+        EXPECT(enc_report_format_summary(line, sizeof line, &fake_summary, &q, 1, NULL, 0, 1) > 0);
+        EXPECT_STR_CONTAINS(line, "\"kernels\":[\"_Z6k_axpyPfPKffi\"]");
+    }
+
     TEST("report: saved = (length - 1) x hits") {
         enc_seq_info s = {1, 24, 10000, {NULL, NULL, NULL}, 0};
         EXPECT_EQ_INT(enc_report_saved(&s), 230000);
