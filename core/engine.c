@@ -228,6 +228,11 @@ typedef struct sstate {
     unsigned char *arena;
     size_t arena_used, arena_cap;
     int poisoned;      /* contains a launch that cannot be re-issued */
+    /* The first launch after a flush point is the anchor: when it comes
+     * again, a new chunk starts. Loops without a flush point per iteration
+     * then cut into the same chunks every iteration, whatever their length. */
+    int anchor_set;
+    uint64_t anchor_sfp, anchor_afp;
     int fully_replayed;
     uint64_t chunk_hash;
 
@@ -802,6 +807,7 @@ static void capture(sstate *st, cand *c) {
 /* The chunk ends (flush point or length): release, learn, reset. */
 static void end_chunk(sstate *st, enum enc_flush_reason why) {
     release(st, why, 1);
+    if (why != ENC_FLUSH_CHUNK_END) st->anchor_set = 0; /* a flush point: the next launch anchors */
     if (!st->open) return;
     if (!st->fully_replayed && !st->poisoned && st->n >= (uint32_t)enc_opt.min_chunk) {
         cand *c = cand_find(st, st->chunk_hash, 1);
@@ -918,6 +924,31 @@ static int record(sstate *st, const enc_launch *l, const layout *L) {
     return 0;
 }
 
+static inline void open_chunk(sstate *st) {
+    if (!st->open) {
+        __atomic_store_n(&st->open, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&n_open, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The launch just recorded at recs[n] is the anchor: end the chunk before it
+ * and make it the first launch of the next one. */
+static void cut_before_last(sstate *st, uint64_t hash_before) {
+    rec r = st->recs[st->n];
+    size_t off = r.arg_off, len = st->arena_used - off;
+    st->arena_used = off;
+    st->chunk_hash = hash_before;
+    end_chunk(st, ENC_FLUSH_CHUNK_END);
+    memmove(st->arena, st->arena + off, len);
+    r.arg_off -= (uint32_t)off;
+    r.attr_off -= (uint32_t)off;
+    st->recs[0] = r;
+    st->arena_used = len;
+    uint64_t pair[2] = {r.sfp, r.afp};
+    st->chunk_hash = XXH3_64bits_withSeed(pair, sizeof pair, 0);
+    open_chunk(st);
+}
+
 static CUresult call_real(const enc_launch *l) {
     if (l->shape == ENC_SHAPE_EX)
         return ((PFN_cuLaunchKernelEx_v11060)l->real)(l->config, l->f, l->params, l->extra);
@@ -943,12 +974,6 @@ static void legacy_order(sstate *st) {
     }
 }
 
-static inline void open_chunk(sstate *st) {
-    if (!st->open) {
-        __atomic_store_n(&st->open, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&n_open, 1, __ATOMIC_RELAXED);
-    }
-}
 
 CUresult enc_core_launch(const enc_launch *l) {
     if (enc_tls_guard) return call_real(l);
@@ -983,10 +1008,17 @@ CUresult enc_core_launch(const enc_launch *l) {
     }
     uint64_t t0 = (st->use_clock & 63) == 0 ? now_ns() : 0;
     open_chunk(st);
+    uint64_t hash_before = st->chunk_hash;
     int recorded = record(st, l, L) == 0;
     if (!recorded) {
         st->poisoned = 1;
         ENC_DEBUG("launch of %s could not be recorded", L->name);
+    } else if (!st->anchor_set) {
+        st->anchor_set = 1;
+        st->anchor_sfp = st->recs[st->n].sfp;
+        st->anchor_afp = st->recs[st->n].afp;
+    } else if (st->n > 0 && st->recs[st->n].sfp == st->anchor_sfp && st->recs[st->n].afp == st->anchor_afp) {
+        cut_before_last(st, hash_before);
     }
 
     if (st->held) {
