@@ -918,9 +918,20 @@ static void ctx_sync_all(sim_ctx *c) {
     free(v);
 }
 
+/* Synchronising a context that has a capturing stream fails (in any capture
+ * mode, as observed on driver 580) and invalidates the capture. */
 static CUresult ctx_synchronize(sim_ctx *c) {
     CUresult rc = sim_unsafe_call_check();
     if (rc) return rc;
+    pthread_mutex_lock(&g_mu);
+    bool capturing = false;
+    for (int i = 0; i < c->nstreams; i++)
+        if (c->streams[i]->cap) {
+            sim_capture_invalidate_locked(c->streams[i]->cap);
+            capturing = true;
+        }
+    pthread_mutex_unlock(&g_mu);
+    if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     ctx_sync_all(c);
     return CUDA_SUCCESS;
 }
@@ -975,6 +986,7 @@ static CUresult stream_sync(CUstream h, int ptds) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
+    if ((rc = sim_unsafe_call_check())) return rc;
     pthread_mutex_lock(&g_mu);
     if (s->cap) {
         sim_capture_invalidate_locked(s->cap);
@@ -1001,6 +1013,7 @@ static CUresult stream_query(CUstream h, int ptds) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
+    if ((rc = sim_unsafe_call_check())) return rc;
     pthread_mutex_lock(&g_mu);
     if (s->cap) {
         sim_capture_invalidate_locked(s->cap);
@@ -1353,14 +1366,22 @@ static CUresult mem_alloc_async(CUdeviceptr *dptr, size_t n, CUstream h, int ptd
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
     if (!dptr || n == 0) return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&g_mu);
-    bool capturing = s->cap != NULL;
-    if (capturing) sim_capture_invalidate_locked(s->cap);
-    pthread_mutex_unlock(&g_mu);
-    if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graph allocations: not simulated */
     void *p = dev_malloc(n);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     if (alloc_add(p, n, A_DEVICE, 0, s->ctx)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
+    pthread_mutex_lock(&g_mu);
+    if (s->cap) {
+        /* captured: a graph allocation. The address is fixed now and stays
+         * valid (the memory is never given back in the simulation); the
+         * node itself does nothing when the graph runs. */
+        sim_work w = {.kind = W_MEMALLOC};
+        CUresult rc2;
+        sim_capture_add_locked(s, &w, &rc2);
+        pthread_mutex_unlock(&g_mu);
+        if (rc2) return rc2;
+    } else {
+        pthread_mutex_unlock(&g_mu);
+    }
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
@@ -1374,10 +1395,14 @@ static CUresult mem_free_async(CUdeviceptr dptr, CUstream h, int ptds) {
     sim_alloc a;
     if (!alloc_find((void *)(uintptr_t)dptr, 0, &a) || a.base != dptr || a.kind != A_DEVICE) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
-    bool capturing = s->cap != NULL;
-    if (capturing) sim_capture_invalidate_locked(s->cap);
+    if (s->cap) { /* captured: a graph free node; the memory stays (see above) */
+        sim_work w = {.kind = W_MEMFREE};
+        CUresult rc2;
+        sim_capture_add_locked(s, &w, &rc2);
+        pthread_mutex_unlock(&g_mu);
+        return rc2;
+    }
     pthread_mutex_unlock(&g_mu);
-    if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     /* unregister now (the address may not be used after this call in stream
      * order), release the memory when the stream reaches the free */
     if (alloc_remove((void *)(uintptr_t)dptr, 1u << A_DEVICE, NULL)) return CUDA_ERROR_INVALID_VALUE;
@@ -1399,7 +1424,8 @@ static CUresult copy_sync(void *dst, const void *src, size_t n, int ptds) {
     if (rc) return rc;
     if (n == 0) return CUDA_SUCCESS;
     if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
-    if ((rc = sim_unsafe_call_check())) return rc;
+    /* not a "potentially unsafe" call during capture (observed): it only
+     * fails when it would synchronise with a capturing stream */
     if ((rc = sim_stream_resolve(NULL, ptds, &s))) return rc;
     sim_work w = {.kind = W_MEMCPY};
     w.u.cpy.dst = dst;
@@ -1463,7 +1489,6 @@ static CUresult memset_any(CUdeviceptr d, unsigned value, unsigned elsize, size_
     if (rc) return rc;
     if (n == 0) return CUDA_SUCCESS;
     if (!d || (d % elsize)) return CUDA_ERROR_INVALID_VALUE;
-    if (sync_api && (rc = sim_unsafe_call_check())) return rc;
     sim_work w = {.kind = W_MEMSET};
     w.u.set.dst = P(d);
     w.u.set.value = value;
@@ -1676,27 +1701,42 @@ CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) { return event_rec
 CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) { return event_record(hEvent, hStream, flags, 0); }
 CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) { return event_record(hEvent, hStream, flags, 1); }
 
-/* snapshot of an event's eager record; returns 1 if it was recorded inside a
- * capture that is still going on */
-static int event_snapshot(sim_event *e, sim_stream **s, uint64_t *seq) {
+/* Snapshot of an event's eager record (*s NULL: never recorded). An event
+ * last recorded inside a capture answers, as observed on driver 580:
+ * CUDA_ERROR_CAPTURED_EVENT while that capture goes on (and the capture is
+ * invalidated), CUDA_ERROR_INVALID_VALUE once the capture is invalidated or
+ * over, until the event is recorded again outside a capture. */
+static CUresult event_snapshot(sim_event *e, sim_stream **s, uint64_t *seq) {
+    CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&g_mu);
-    int captured = e->cap_id && sim_capture_find_locked(e->cap_id);
+    if (e->cap_id) {
+        sim_capture *c = sim_capture_find_locked(e->cap_id);
+        if (c && !c->invalidated) {
+            sim_capture_invalidate_locked(c);
+            rc = CUDA_ERROR_CAPTURED_EVENT;
+        } else {
+            rc = CUDA_ERROR_INVALID_VALUE;
+        }
+    }
     pthread_mutex_lock(&e->mu);
     *s = e->recorded ? e->s : NULL;
     *seq = e->seq;
     pthread_mutex_unlock(&e->mu);
     pthread_mutex_unlock(&g_mu);
-    return captured;
+    return rc;
 }
 
+/* cuEventQuery/Synchronize and cuStreamQuery/Synchronize are "potentially
+ * unsafe" during a capture that prohibits them (observed) */
 CUresult cuEventQuery(CUevent hEvent) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
     sim_event *e = event_get(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if ((rc = sim_unsafe_call_check())) return rc;
     sim_stream *s;
     uint64_t seq;
-    if (event_snapshot(e, &s, &seq)) return CUDA_ERROR_CAPTURED_EVENT;
+    if ((rc = event_snapshot(e, &s, &seq))) return rc;
     if (!s) return CUDA_SUCCESS;
     return atomic_load(&s->completed) >= seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -1706,9 +1746,10 @@ CUresult cuEventSynchronize(CUevent hEvent) {
     if (rc) return rc;
     sim_event *e = event_get(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if ((rc = sim_unsafe_call_check())) return rc;
     sim_stream *s;
     uint64_t seq;
-    if (event_snapshot(e, &s, &seq)) return CUDA_ERROR_CAPTURED_EVENT;
+    if ((rc = event_snapshot(e, &s, &seq))) return rc;
     if (s) sim_wait_seq(s, seq);
     return CUDA_SUCCESS;
 }
@@ -1725,7 +1766,7 @@ static CUresult elapsed(float *ms, CUevent a, CUevent b) {
     for (int i = 0; i < 2; i++) {
         sim_stream *s;
         uint64_t seq;
-        if (event_snapshot(ev[i], &s, &seq)) return CUDA_ERROR_CAPTURED_EVENT;
+        if ((rc = event_snapshot(ev[i], &s, &seq))) return rc;
         if (!s) return CUDA_ERROR_INVALID_HANDLE;
         if (atomic_load(&s->completed) < seq) return CUDA_ERROR_NOT_READY;
         pthread_mutex_lock(&ev[i]->mu);

@@ -91,6 +91,8 @@ static CUgraphNodeType work_node_type(int kind) {
     case W_MEMCPY: return CU_GRAPH_NODE_TYPE_MEMCPY;
     case W_MEMSET: return CU_GRAPH_NODE_TYPE_MEMSET;
     case W_HOST: return CU_GRAPH_NODE_TYPE_HOST;
+    case W_MEMALLOC: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    case W_MEMFREE: return CU_GRAPH_NODE_TYPE_MEM_FREE;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
     }
 }
@@ -500,6 +502,11 @@ CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e) {
         }
         return CUDA_SUCCESS;
     }
+    /* last recorded by a capture that is over: refused (observed) */
+    if (e->cap_id) {
+        if (s->cap) s->cap->invalidated = true;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     /* the event is not part of an ongoing capture */
     if (s->cap) {
         pthread_mutex_lock(&e->mu);
@@ -511,7 +518,7 @@ CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e) {
             return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
         }
     }
-    return CUDA_SUCCESS; /* never recorded, or recorded by a capture now over */
+    return CUDA_SUCCESS; /* never recorded */
 }
 
 static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptds) {
@@ -588,12 +595,11 @@ static CUresult end_capture(CUstream h, CUgraph *phGraph, int ptds) {
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     }
-    if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thread, pthread_self())) {
-        pthread_mutex_unlock(&g_mu);
-        return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-    }
     rc = CUDA_SUCCESS;
-    if (c->invalidated) rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thread, pthread_self()))
+        rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD; /* and the capture is over (observed) */
+    else if (c->invalidated)
+        rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     for (int i = 0; !rc && i < c->nmembers; i++) {
         sim_stream *m = c->members[i];
         if (m == s) continue;
@@ -630,13 +636,9 @@ static CUresult capture_info(CUstream h, int ptds, CUstreamCaptureStatus *st, cu
     if (rc) return rc;
     if (!st) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
-    if (s->kind == SK_LEGACY) {
-        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
-        if (c) {
-            c->invalidated = true;
-            pthread_mutex_unlock(&g_mu);
-            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-        }
+    if (s->kind == SK_LEGACY && sim_capture_blocking_in_ctx_locked(s->ctx)) {
+        pthread_mutex_unlock(&g_mu); /* the capture goes on (observed) */
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     }
     sim_capture *c = s->cap;
     if (!c) {

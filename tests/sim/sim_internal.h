@@ -56,7 +56,7 @@ typedef struct sim_gsnap sim_gsnap;
 /* ---- units of work: a stream op's payload or a graph node's ---- */
 enum work_kind {
     W_NOP = 0, W_KERNEL, W_MEMCPY, W_MEMSET, W_HOST, W_CALLBACK, W_EVENT, W_FREE,
-    W_GRAPH, W_STOP
+    W_GRAPH, W_STOP, W_MEMALLOC, W_MEMFREE
 };
 
 typedef struct sim_kcall {

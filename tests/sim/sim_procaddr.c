@@ -35,11 +35,9 @@ static void proc_add(const char *name, int version, int per_thread, void *fn) {
     g_procs[g_nprocs++] = (proc_ent){name, version, per_thread, fn};
 }
 
-/* E: default-stream variant; T: per-thread variant (sfx ptsz/ptds); U: no
- * typedef in cudaTypedefs.h for this (name, version) */
+/* E: default-stream variant; T: per-thread variant (sfx ptsz/ptds) */
 #define E(name, ver, fn) do { PFN_##name##_v##ver p_ = fn; proc_add(#name, ver, 0, (void *)p_); } while (0)
 #define T(name, ver, sfx, fn) do { PFN_##name##_v##ver##_##sfx p_ = fn; proc_add(#name, ver, 1, (void *)p_); } while (0)
-#define U(name, ver, fn) proc_add(#name, ver, 0, (void *)fn)
 
 static void procs_init(void) {
     E(cuGetErrorString, 6000, cuGetErrorString);
@@ -248,7 +246,6 @@ static void procs_init(void) {
     E(cuGraphKernelNodeSetParams, 12000, cuGraphKernelNodeSetParams_v2);
     E(cuGraphInstantiate, 10000, cuGraphInstantiate);
     E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2);
-    U(cuGraphInstantiate, 12000, cuGraphInstantiateWithFlags);
     E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags);
     E(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams);
     T(cuGraphInstantiateWithParams, 12000, ptsz, cuGraphInstantiateWithParams_ptsz);
@@ -263,42 +260,55 @@ static void procs_init(void) {
     E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2);
 }
 
+/* Observed on driver 580 (CUDA 13.0): a name with per-thread variants asked
+ * for with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM only matches those
+ * variants (below their first version: VERSION_NOT_SUFFICIENT); the highest
+ * version <= the requested one wins; only base names are known. */
 static CUresult proc_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
-                            CUdriverProcAddressQueryResult *status) {
+                            CUdriverProcAddressQueryResult *status, bool *found) {
+    *found = false;
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
     if (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
         return CUDA_ERROR_INVALID_VALUE;
     pthread_once(&g_procs_once, procs_init);
     bool pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-    const proc_ent *best = NULL;
-    bool known = false;
-    for (int pass = pt ? 0 : 1; pass < 2 && !best; pass++) {
-        int want_pt = pass == 0;
-        for (int i = 0; i < g_nprocs; i++) {
-            const proc_ent *e = &g_procs[i];
-            if (strcmp(e->name, symbol) != 0) continue;
+    bool known = false, has_pt = false;
+    for (int i = 0; i < g_nprocs; i++)
+        if (strcmp(g_procs[i].name, symbol) == 0) {
             known = true;
-            if (e->per_thread != want_pt || e->version > version) continue;
-            if (!best || e->version > best->version) best = e;
+            has_pt |= g_procs[i].per_thread;
         }
+    int want_pt = pt && has_pt;
+    const proc_ent *best = NULL;
+    for (int i = 0; i < g_nprocs; i++) {
+        const proc_ent *e = &g_procs[i];
+        if (strcmp(e->name, symbol) != 0 || e->per_thread != want_pt || e->version > version) continue;
+        if (!best || e->version > best->version) best = e;
     }
     if (best) {
         *pfn = best->fn;
+        *found = true;
         if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
         return CUDA_SUCCESS;
     }
     *pfn = NULL;
     if (status) *status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    return CUDA_ERROR_NOT_FOUND;
+    return CUDA_SUCCESS;
 }
 
+/* cuGetProcAddress_v2 answers CUDA_SUCCESS also for a symbol it does not
+ * find (*pfn = NULL, the status says why), as the real driver does; the v1
+ * entry point, without a status, answers CUDA_ERROR_NOT_FOUND. */
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus) {
-    return proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
+    bool found;
+    return proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus, &found);
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
-    return proc_lookup(symbol, pfn, cudaVersion, flags, NULL);
+    bool found;
+    CUresult rc = proc_lookup(symbol, pfn, cudaVersion, flags, NULL, &found);
+    return rc ? rc : found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId) {

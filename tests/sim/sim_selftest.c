@@ -519,7 +519,6 @@ static void test_get_proc_address(void) {
     expect_proc("cuMemcpyHtoDAsync", 12000, PT, "cuMemcpyHtoDAsync_v2_ptsz");
     expect_proc("cuLaunchKernel", 13000, PT, "cuLaunchKernel_ptsz");
     expect_proc("cuLaunchKernel", 13000, LEG, "cuLaunchKernel");
-    expect_proc("cuLaunchKernel", 6050, PT, "cuLaunchKernel"); /* before per-thread variants existed */
     expect_proc("cuMemcpyDtoH", 13000, PT, "cuMemcpyDtoH_v2_ptds");
     expect_proc("cuModuleGetFunction", 13000, PT, "cuModuleGetFunction");
     expect_proc("cuStreamBeginCapture", 13000, PT, "cuStreamBeginCapture_v2_ptsz");
@@ -527,19 +526,27 @@ static void test_get_proc_address(void) {
     expect_proc("cuStreamGetCaptureInfo", 12030, 0, "cuStreamGetCaptureInfo_v3");
     expect_proc("cuStreamGetCaptureInfo", 11030, PT, "cuStreamGetCaptureInfo_v2_ptsz");
     expect_proc("cuGraphInstantiate", 11000, 0, "cuGraphInstantiate_v2");
-    expect_proc("cuGraphInstantiate", 12000, 0, "cuGraphInstantiateWithFlags");
+    expect_proc("cuGraphInstantiate", 12000, 0, "cuGraphInstantiate_v2"); /* as driver 580 answers */
     expect_proc("cuGetProcAddress", 11030, 0, "cuGetProcAddress");
     expect_proc("cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2");
     expect_proc("cuCtxCreate", 13000, 0, "cuCtxCreate_v4");
     expect_proc("cuCtxCreate", 11040, 0, "cuCtxCreate_v3");
     expect_proc("cuEventElapsedTime", 12080, 0, "cuEventElapsedTime_v2");
     expect_proc("cuGraphLaunch", 12000, PT, "cuGraphLaunch_ptsz");
+    /* not found: CUDA_SUCCESS, *pfn NULL and the status says why (driver 580) */
     void *p = (void *)1;
     CUdriverProcAddressQueryResult st;
-    EXPECT_RC(cuGetProcAddress("cuNoSuchFunction", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
+    EXPECT_RC(cuGetProcAddress("cuNoSuchFunction", &p, 13000, 0, &st), CUDA_SUCCESS);
     CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
-    EXPECT_RC(cuGetProcAddress("cuLibraryLoadData", &p, 11080, 0, &st), CUDA_ERROR_NOT_FOUND);
+    EXPECT_RC(cuGetProcAddress("cuLibraryLoadData", &p, 11080, 0, &st), CUDA_SUCCESS);
     CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    /* a name with per-thread variants, asked per-thread below their version */
+    p = (void *)1;
+    EXPECT_RC(cuGetProcAddress("cuLaunchKernel", &p, 6050, PT, &st), CUDA_SUCCESS);
+    CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    EXPECT_RC(cuGetProcAddress("cuLaunchKernel_ptsz", &p, 13000, 0, &st), CUDA_SUCCESS);
+    CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    EXPECT_RC(cuGetProcAddress("cuLaunchKernel", &p, 13000, 4, &st), CUDA_ERROR_INVALID_VALUE);
     /* the v1 ABI entry point (4 arguments) */
     PFN_cuGetProcAddress_v11030 old = (PFN_cuGetProcAddress_v11030)sym("cuGetProcAddress");
     CHECK(old != NULL);
@@ -953,6 +960,92 @@ static void test_host_funcs_and_async_alloc(void) {
     CK(cuStreamDestroy(s));
 }
 
+/* rules seen on a real driver (580.159.04, see sim_probe.c) */
+static void *end_capture_elsewhere(void *arg) {
+    CUstream s = arg;
+    CUgraph g = NULL;
+    cuCtxSetCurrent(g_ctx);
+    return (void *)(intptr_t)cuStreamEndCapture(s, &g);
+}
+
+static void test_capture_observed_rules(void) {
+    CUstream nb, other;
+    CUdeviceptr x, a = 0;
+    CUevent e;
+    CUgraph g;
+    CUstreamCaptureStatus st;
+    uint32_t v = 5;
+    CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAlloc(&x, N * 4));
+    /* synchronising the context fails while one of its streams captures */
+    CK(cuStreamBeginCapture(nb, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(k_fill(nb, x, 1, N));
+    EXPECT_RC(cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_RC(cuStreamEndCapture(nb, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* global mode: a blocking copy is fine, a stream sync is not */
+    CK(cuStreamBeginCapture(nb, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(k_fill(nb, x, 1, N));
+    CK(cuMemcpyHtoD(x, &v, 4));
+    CK(cuStreamIsCapturing(nb, &st));
+    CHECK(st == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_RC(cuStreamSynchronize(other), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_RC(cuStreamEndCapture(nb, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* an event recorded in a capture */
+    CK(cuStreamBeginCapture(nb, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(k_fill(nb, x, 1, N));
+    CK(cuEventRecord(e, nb));
+    EXPECT_RC(cuEventQuery(e), CUDA_ERROR_CAPTURED_EVENT);
+    EXPECT_RC(cuStreamEndCapture(nb, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_RC(cuEventQuery(e), CUDA_ERROR_INVALID_VALUE);
+    CK(cuEventRecord(e, other));
+    CK(cuEventSynchronize(e));
+    CK(cuEventQuery(e));
+    /* stream-ordered allocation inside a capture: graph allocation nodes */
+    CK(cuStreamBeginCapture(nb, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuMemAllocAsync(&a, N * 4, nb));
+    CK(k_fill(nb, a, 6, N));
+    void *ca[] = {&x, &a, &(uint32_t){N}};
+    CK(launch1(f_copy, nb, ca));
+    CK(cuMemFreeAsync(a, nb));
+    CK(cuStreamEndCapture(nb, &g));
+    size_t nn = 0;
+    CK(cuGraphGetNodes(g, NULL, &nn));
+    CHECK(nn == 4);
+    CUgraphNode nodes[4];
+    CUgraphNodeType t0 = CU_GRAPH_NODE_TYPE_EMPTY, t3 = CU_GRAPH_NODE_TYPE_EMPTY;
+    nn = 4;
+    CK(cuGraphGetNodes(g, nodes, &nn));
+    CK(cuGraphNodeGetType(nodes[0], &t0));
+    CK(cuGraphNodeGetType(nodes[3], &t3));
+    CHECK(t0 == CU_GRAPH_NODE_TYPE_MEM_ALLOC && t3 == CU_GRAPH_NODE_TYPE_MEM_FREE);
+    CUgraphExec ex;
+    uint32_t out[N];
+    CK(cuGraphInstantiate(&ex, g, 0));
+    CK(cuGraphLaunch(ex, nb));
+    CK(cuStreamSynchronize(nb));
+    CK(cuMemcpyDtoH(out, x, sizeof out));
+    CHECK(all_eq(out, N, 6));
+    CK(cuGraphExecDestroy(ex));
+    CK(cuGraphDestroy(g));
+    /* ending a global-mode capture from another thread fails and ends it */
+    CK(cuStreamBeginCapture(nb, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(k_fill(nb, x, 1, N));
+    pthread_t t;
+    void *trc = NULL;
+    pthread_create(&t, NULL, end_capture_elsewhere, nb);
+    pthread_join(t, &trc);
+    CHECK((CUresult)(intptr_t)trc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+    CK(cuStreamIsCapturing(nb, &st));
+    CHECK(st == CU_STREAM_CAPTURE_STATUS_NONE);
+    CK(cuCtxSynchronize());
+    CK(cuEventDestroy(e));
+    CK(cuStreamDestroy(nb));
+    CK(cuStreamDestroy(other));
+    CK(cuMemFree(x));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     run("setup", setup);
@@ -977,6 +1070,7 @@ int main(void) {
     run("fork_join_capture", test_fork_join_capture);
     run("capture_rules_and_fail_hooks", test_capture_rules_and_fail_hooks);
     run("graph_exec_serialised", test_graph_exec_serialised);
+    run("capture_observed_rules", test_capture_observed_rules);
     run("host_funcs_and_async_alloc", test_host_funcs_and_async_alloc);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
