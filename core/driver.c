@@ -15,20 +15,6 @@
 
 enc_driver enc_drv;
 
-static void *(*real_dlsym_fn)(void *, const char *);
-
-void *enc_real_dlsym(void *handle, const char *name) {
-    void *(*f)(void *, const char *) = __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
-    if (!f) {
-        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0"};
-        for (unsigned i = 0; i < sizeof versions / sizeof versions[0] && !f; i++)
-            f = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-        if (!f) return NULL;
-        __atomic_store_n(&real_dlsym_fn, f, __ATOMIC_RELEASE);
-    }
-    return f(handle, name);
-}
-
 static void *libcuda_handle;
 static pthread_once_t libcuda_once = PTHREAD_ONCE_INIT;
 static uintptr_t libcuda_base;

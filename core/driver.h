@@ -40,6 +40,8 @@ extern enc_driver enc_drv;
 void *enc_libcuda(void);
 /* The real dlsym (glibc's), found with dlvsym. */
 void *enc_real_dlsym(void *handle, const char *name);
+extern void *(*enc_real_dlsym_fn)(void *, const char *);
+void *(*enc_real_dlsym_resolve(void))(void *, const char *);
 /* Resolve enc_drv; returns 0 on success. Safe to call more than once. */
 int enc_driver_resolve(void);
 /* Does this address belong to the real libcuda? */

@@ -4,33 +4,21 @@
  * dlsym its entry points, which bypasses symbol interposition. Our dlsym
  * asks glibc's, and when the answer is a function of the real libcuda hands
  * back encore's wrapper of the same name instead (or, for a name the headers
- * do not know, a trampoline that flushes everything first). */
+ * do not know, a trampoline that flushes everything first).
+ *
+ * dlsym(RTLD_NEXT, name) is resolved by glibc relative to its caller, found
+ * from the return address. On x86-64 such calls (for any name but the
+ * driver's) therefore tail-jump into glibc's dlsym, so the caller seen is the
+ * program's, not encore: other interposers keep working. Driver names are
+ * looked up next to encore and wrapped, like every other driver look-up. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <string.h>
 
 #include "core/driver.h"
 #include "core/engine.h"
 #include "core/log.h"
 #include "interpose/hooks.h"
-
-/* RTLD_NEXT must be resolved relative to our caller, not to encore: walk the
- * link map after the caller's object and take the first object that defines
- * the name itself. */
-static void *dlsym_next(const void *caller, const char *name) {
-    Dl_info info;
-    struct link_map *lm = NULL;
-    if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-        return enc_real_dlsym(RTLD_NEXT, name);
-    for (struct link_map *m = lm->l_next; m; m = m->l_next) {
-        void *p = enc_real_dlsym(m, name);
-        Dl_info pi;
-        if (p && dladdr(p, &pi) && pi.dli_fbase == (void *)m->l_addr) return p;
-        if (p && dladdr(p, &pi) && pi.dli_fname && m->l_name && strcmp(pi.dli_fname, m->l_name) == 0) return p;
-    }
-    return NULL;
-}
 
 /* The wrapper to hand out for `name`, whose real address is `real`. */
 static void *interpose_symbol(const char *name, void *real) {
@@ -47,13 +35,39 @@ static void *interpose_symbol(const char *name, void *real) {
     return t ? t : real;
 }
 
-ENC_EXPORT void *dlsym(void *handle, const char *name) {
-    void *p;
-    if (handle == RTLD_NEXT)
-        p = dlsym_next(__builtin_return_address(0), name);
-    else
-        p = enc_real_dlsym(handle, name);
+__attribute__((visibility("hidden"))) void *enc_dlsym_impl(void *handle, const char *name) {
+    void *p = enc_real_dlsym(handle, name);
     if (!p || enc_tls_guard) return p;
-    /* cuGetProcAddress is how cudart fetches everything else: always wrap it. */
     return interpose_symbol(name, p);
 }
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n"               /* RTLD_NEXT? */
+        "    jne enc_dlsym_impl\n"
+        "    cmpb $0x63, (%rsi)\n"           /* 'c' */
+        "    jne 1f\n"
+        "    cmpb $0x75, 1(%rsi)\n"          /* 'u' */
+        "    je enc_dlsym_impl\n"
+        "1:  movq enc_real_dlsym_fn(%rip), %rax\n"
+        "    testq %rax, %rax\n"
+        "    jz 2f\n"
+        "    jmp *%rax\n"                    /* glibc sees the program's return address */
+        "2:  pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call enc_real_dlsym_resolve\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz 3f\n"
+        "    jmp *%rax\n"
+        "3:  ret\n"                          /* no dlsym at all: NULL */
+        ".size dlsym, .-dlsym\n");
+#else
+ENC_EXPORT void *dlsym(void *handle, const char *name) { return enc_dlsym_impl(handle, name); }
+#endif
