@@ -148,6 +148,26 @@ static void flag_inc_body(const simcuda_dims *d, void **args)
 }
 SIMCUDA_KERNEL(flag_inc, flag_inc_body, sizeof(uint32_t *));
 
+/* flag_wait(u32 *flag, u32 value, u32 timeout_ms): spins until flag[0] >= value
+ * (another stream's flag_inc sets it); after timeout_ms it gives up and counts
+ * the timeout in flag[1], so a wrongly serialised program ends, with other output */
+static void flag_wait_body(const simcuda_dims *d, void **args)
+{
+    uint32_t *flag = ARG(uint32_t *, 0), value = ARG(uint32_t, 1), timeout_ms = ARG(uint32_t, 2);
+    struct timespec t0, t1, nap = {0, 20000};
+    (void)d;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (__atomic_load_n(&flag[0], __ATOMIC_ACQUIRE) < value) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > (long)timeout_ms) {
+            __atomic_fetch_add(&flag[1], 1U, __ATOMIC_SEQ_CST);
+            return;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+SIMCUDA_KERNEL(flag_wait, flag_wait_body, sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t));
+
 /* delay(u32 us): does nothing for a while (widens race windows) */
 static void delay_body(const simcuda_dims *d, void **args)
 {

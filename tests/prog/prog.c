@@ -132,6 +132,7 @@ void prog_kernels_load(prog_kernels *k, int alt)
     PROG_GETFN(packed);
     PROG_GETFN(reduce);
     PROG_GETFN(flag_inc);
+    PROG_GETFN(flag_wait);
     PROG_GETFN(delay);
     PROG_GETFN(nop);
 #undef PROG_GETFN
@@ -223,6 +224,12 @@ void k_flag_inc(const prog_kernels *k, CUstream s, CUdeviceptr flag)
 {
     void *p[] = {&flag};
     prog_launch(k->flag_inc, 1, 1, 0, s, p);
+}
+
+void k_flag_wait(const prog_kernels *k, CUstream s, CUdeviceptr flag, uint32_t value, uint32_t timeout_ms)
+{
+    void *p[] = {&flag, &value, &timeout_ms};
+    prog_launch(k->flag_wait, 1, 1, 0, s, p);
 }
 
 void k_delay(const prog_kernels *k, CUstream s, uint32_t us)

@@ -27,7 +27,7 @@ void prog_thread_init(void);
 /* The kernels of kernels.c. */
 typedef struct prog_kernels {
     CUmodule mod;
-    CUfunction fill, mix, add, axpy, copy, stamp, packed, reduce, flag_inc, delay, nop;
+    CUfunction fill, mix, add, axpy, copy, stamp, packed, reduce, flag_inc, flag_wait, delay, nop;
 } prog_kernels;
 
 CUmodule prog_module_load(const char *so_path);
@@ -56,6 +56,7 @@ void k_copy(const prog_kernels *k, CUstream s, CUdeviceptr dst, CUdeviceptr src,
 void k_stamp(const prog_kernels *k, CUstream s, CUdeviceptr dst, uint32_t n);
 void k_reduce(const prog_kernels *k, CUstream s, CUdeviceptr out, CUdeviceptr src, uint32_t n);
 void k_flag_inc(const prog_kernels *k, CUstream s, CUdeviceptr flag);
+void k_flag_wait(const prog_kernels *k, CUstream s, CUdeviceptr flag, uint32_t value, uint32_t timeout_ms);
 void k_delay(const prog_kernels *k, CUstream s, uint32_t us);
 
 /* Device buffers of n uint32_t. */
