@@ -44,6 +44,18 @@
  *   SIMCUDA_FAIL_INSTANTIATE=1 cuGraphInstantiate* fail with
  *                              CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
  *   SIMCUDA_VERBOSE=1          explain module load failures on stderr.
+ *
+ * Semantics follow a real driver where they were checked: tests/sim/sim_probe.c
+ * asks a driver about capture rules, implicit synchronisation, events recorded
+ * in captures, cuGetProcAddress variants and launch validation; the test
+ * sim.probe requires the simulator's answers to equal those of an H100 with
+ * driver 580.159.04 (sim_probe.driver580.txt). Not simulated: the 32-bit
+ * CUDA 2.x entry points (cuMemAlloc without _v2, ...), arrays, textures,
+ * 2D/3D copies, memory pools, module globals (cuModuleGetGlobal answers
+ * CUDA_ERROR_NOT_FOUND), peer/multi-device, green contexts, memcpy nodes added
+ * with cuGraphAddMemcpyNode, cuGraphLaunch into a capturing stream (refused).
+ * Memory of graph allocations (cuMemAllocAsync while capturing) is never
+ * given back.
  * Tests linked against the simulator may also call simcuda_get_stats(), the
  * counters behind SIMCUDA_STATS (exported by libcuda.so.1; find it with
  * dlsym(RTLD_DEFAULT, "simcuda_get_stats")). */
