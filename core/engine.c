@@ -136,13 +136,20 @@ static layout *build_layout(CUfunction f) {
     return L;
 }
 
-static const layout *layout_for(CUfunction f) {
+static const layout *layout_cached(CUfunction f) {
     uint32_t h = ptr_hash(f, LAYOUT_CAP);
     for (uint32_t i = 0; i < 64; i++) {
         layout *L = __atomic_load_n(&layout_tab[(h + i) & (LAYOUT_CAP - 1)], __ATOMIC_ACQUIRE);
         if (!L) break;
         if (L->func == (void *)f) return L;
     }
+    return NULL;
+}
+
+static const layout *layout_for(CUfunction f) {
+    const layout *cached = layout_cached(f);
+    if (cached) return cached;
+    uint32_t h = ptr_hash(f, LAYOUT_CAP);
     pthread_mutex_lock(&layout_mu);
     layout *found = NULL;
     uint32_t slot = UINT32_MAX;
@@ -995,14 +1002,32 @@ CUresult enc_core_launch(const enc_launch *l) {
     legacy_order(st);
     pthread_mutex_lock(&st->mu);
     join_side(st);
-    const layout *L = layout_for(l->f);
-    if (__atomic_load_n(&prog_capturing, __ATOMIC_RELAXED) > 0 || !L || !L->ok ||
-        (l->config && l->config->numAttrs > MAX_ATTRS)) {
+    int capturing = __atomic_load_n(&prog_capturing, __ATOMIC_RELAXED) > 0;
+    const layout *L = layout_cached(l->f);
+    int issued = 0;
+    if (!L && !capturing) {
+        /* First launch of this kernel: it cannot be part of a hot chunk. Run
+         * it first (the driver may load code lazily at its first launch, and
+         * its parameters cannot be read before), then learn its layout. */
+        if (st->held) {
+            const tnode *cur = &st->nodes[st->node];
+            const tnode *e = cur->first_child != UINT32_MAX ? &st->nodes[cur->first_child] : NULL;
+            if (!cur->variants) note_divergence(ENC_DIV_KERNEL, e ? layout_for(e->f) : NULL, NULL, -1, st->n);
+            release(st, ENC_DIVERGED, 0);
+        }
+        ENC_TSTAT_ADD(launches_eager, 1);
+        result = AUDITED(call_real(l));
+        issued = 1;
+        L = result == CUDA_SUCCESS ? layout_for(l->f) : NULL;
+    }
+    if (capturing || !L || !L->ok || (l->config && l->config->numAttrs > MAX_ATTRS)) {
         /* the program is capturing, or a launch we cannot re-issue: in order, eagerly */
         end_chunk(st, ENC_FLUSH_OPAQUE_LAUNCH);
         pthread_mutex_unlock(&st->mu);
-        ENC_TSTAT_ADD(launches_eager, 1);
-        result = AUDITED(call_real(l));
+        if (!issued) {
+            ENC_TSTAT_ADD(launches_eager, 1);
+            result = AUDITED(call_real(l));
+        }
         enc_tls_guard = 0;
         return result;
     }
@@ -1038,7 +1063,7 @@ CUresult enc_core_launch(const enc_launch *l) {
         /* a hot chunk ending here is replayed if it matches; the rest runs eagerly */
         release(st, ENC_DIVERGED, 0);
         if (!enc_active) goto eager;
-    } else if (st->n == 0 && recorded && st->nhot > 0) {
+    } else if (!issued && st->n == 0 && recorded && st->nhot > 0) {
         uint32_t c = trie_child(st, ROOT, st->recs[0].sfp);
         if (c != UINT32_MAX && (st->kind != K_PER_THREAD || per_thread_hold_ok(st))) {
             __atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);
@@ -1052,8 +1077,10 @@ CUresult enc_core_launch(const enc_launch *l) {
     }
 eager:
     st->n++;
-    ENC_TSTAT_ADD(launches_eager, 1);
-    result = AUDITED(call_real(l));
+    if (!issued) {
+        ENC_TSTAT_ADD(launches_eager, 1);
+        result = AUDITED(call_real(l));
+    }
     if (result != CUDA_SUCCESS) st->poisoned = 1; /* never capture a sequence that failed */
     if (st->n >= (uint32_t)enc_opt.max_chunk) end_chunk(st, ENC_FLUSH_CHUNK_END);
     st->use_clock++;
