@@ -719,6 +719,16 @@ static void evict_one(sstate *st) {
     if (lru) drop_hot(st, lru, 1);
 }
 
+static pthread_rwlock_t capture_rw = PTHREAD_RWLOCK_INITIALIZER;
+static __thread int in_wide_call __attribute__((tls_model("initial-exec")));
+
+void enc_core_wide_call_begin(void) {
+    if (!in_wide_call++) pthread_rwlock_rdlock(&capture_rw);
+}
+void enc_core_wide_call_end(void) {
+    if (in_wide_call && !--in_wide_call) pthread_rwlock_unlock(&capture_rw);
+}
+
 static CUstream private_stream(CUcontext ctx) {
     static struct { CUcontext ctx; CUstream s; } priv[64];
     static int npriv;
@@ -750,10 +760,16 @@ static void capture(sstate *st, cand *c) {
     memcpy(recs, st->recs, st->n * sizeof(rec));
     memcpy(arena, st->arena, st->arena_used);
 
-    static pthread_mutex_t capture_mu = PTHREAD_MUTEX_INITIALIZER; /* one capture per private stream */
+    /* One capture at a time (they share the private stream), and none while a
+     * context-wide call of the program runs: the driver fails cuCtxSynchronize
+     * while any stream of the context captures, in every capture mode. If
+     * such a call is in flight, try again the next time the chunk comes. */
+    if (pthread_rwlock_trywrlock(&capture_rw) != 0) {
+        free(v); free(recs); free(arena);
+        return;
+    }
     uint64_t t0 = now_ns();
     enc_tls_guard++;
-    pthread_mutex_lock(&capture_mu);
     int pushed = enter_ctx(st);
     const char *what = NULL;
     CUresult r = CUDA_SUCCESS;
@@ -772,7 +788,7 @@ static void capture(sstate *st, cand *c) {
     if (!what && (r = enc_drv.graphInstantiate(&v->exec, g, 0)) != CUDA_SUCCESS) what = "cuGraphInstantiate";
     if (g) enc_drv.graphDestroy(g);
     leave_ctx(pushed);
-    pthread_mutex_unlock(&capture_mu);
+    pthread_rwlock_unlock(&capture_rw);
     enc_tls_guard--;
     uint64_t t2 = now_ns();
 
@@ -1042,7 +1058,10 @@ CUresult enc_core_launch(const enc_launch *l) {
         st->anchor_set = 1;
         st->anchor_sfp = st->recs[st->n].sfp;
         st->anchor_afp = st->recs[st->n].afp;
-    } else if (st->n > 0 && st->recs[st->n].sfp == st->anchor_sfp && st->recs[st->n].afp == st->anchor_afp) {
+    } else if (st->n >= (uint32_t)enc_opt.max_chunk / 2 && st->recs[st->n].sfp == st->anchor_sfp &&
+               st->recs[st->n].afp == st->anchor_afp) {
+        /* not before half a chunk: an anchor that recurs inside the loop body
+         * would otherwise cut it into many small graphs */
         cut_before_last(st, hash_before);
     }
 

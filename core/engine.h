@@ -51,6 +51,11 @@ void enc_core_flush_all(enum enc_flush_reason why);
  * per_thread < 0, everything) so it runs in order. */
 void enc_core_opaque_launch(CUstream stream, int per_thread);
 
+/* Around a flush-everything call of the program: encore captures nothing
+ * meanwhile (the driver fails context-wide calls while a stream captures). */
+void enc_core_wide_call_begin(void);
+void enc_core_wide_call_end(void);
+
 /* Lifecycle events. */
 void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r);
 void enc_core_capture_end(CUstream stream, int per_thread, CUresult r);

@@ -102,6 +102,8 @@ void *enc_trampoline_enter(unsigned int index) {
     if (!enc_tls_guard && enc_active) {
         enc_stats_count_call(ENC_CLASS_FLUSH_ALL);
         enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+        enc_core_wide_call_begin(); /* a barrier only: we do not see the call return */
+        enc_core_wide_call_end();
     }
     return target;
 }
@@ -126,11 +128,13 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
                               (flags & ENC_F_CAPTURE_BEGIN) ? ENC_FLUSH_CAPTURE : ENC_FLUSH_STREAM_CALL);
     else if (cls != ENC_CLASS_PASS)
         enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* flush-all, unknown, or a stream call without one stream */
+    if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
     return 1;
 }
 
 void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {
     enc_tls_guard = 0;
+    if (enc_entry_class[entry] == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_end();
     if (!enc_active) return;
     unsigned char flags = enc_entry_flags[entry];
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);

@@ -604,7 +604,7 @@ CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, un
         }
         k->kparams[i] = k->argbuf + f->offsets[i];
     }
-    if (!kernelParams && f->argsize) memcpy(k->argbuf, buf, f->argsize);
+    if (!kernelParams && f->argsize && buf) memcpy(k->argbuf, buf, f->argsize);
     k->func = f;
     k->argsize = f->argsize;
     k->dims = (simcuda_dims){{gx, gy, gz}, {bx, by, bz}, smem};
