@@ -103,6 +103,14 @@ def tail(text, n=25):
     return "\n".join("    | " + l for l in lines)
 
 
+def notable(text, n=12):
+    """The program's and encore's own messages (they may scroll out of the tail)."""
+    lines = [l for l in text.splitlines() if l.startswith(("prog", "encore: ", "simcuda: "))]
+    if len(lines) > n:
+        lines = lines[:n] + [f"... ({len(lines) - n} more)"]
+    return "\n".join("    | " + l for l in lines)
+
+
 def first_difference(a, b):
     al, bl = a.splitlines(keepends=True), b.splitlines(keepends=True)
     for i in range(max(len(al), len(bl))):
@@ -445,8 +453,10 @@ def main():
         for f in failures:
             print(f"run_diff:   FAIL: {f}")
         if base.rc != 0 or base.timed_out:
-            print("run_diff: stderr without encore:\n" + tail(base.stderr))
-        print("run_diff: stderr with encore:\n" + tail(enc.stderr))
+            print("run_diff: messages without encore:\n" + notable(base.stderr))
+            print("run_diff: stderr without encore (end):\n" + tail(base.stderr))
+        print("run_diff: messages with encore:\n" + notable(enc.stderr))
+        print("run_diff: stderr with encore (end):\n" + tail(enc.stderr))
         if fuzz_fail:
             s = fuzz_fail[0]
             alone = ["--seeds", f"{s}-{s}", "--verbose"]
