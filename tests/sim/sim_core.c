@@ -1131,6 +1131,13 @@ static sim_alloc *g_allocs;
 static int g_nallocs, g_capallocs;
 static size_t g_dev_used;
 
+static size_t dev_used(void) {
+    pthread_mutex_lock(&g_alloc_mu);
+    size_t n = g_dev_used;
+    pthread_mutex_unlock(&g_alloc_mu);
+    return n;
+}
+
 static int alloc_add(void *p, size_t n, int kind, unsigned flags, sim_ctx *ctx) {
     pthread_mutex_lock(&g_alloc_mu);
     if (g_nallocs == g_capallocs) {
@@ -1204,7 +1211,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     if (rc) return rc;
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     if ((rc = sim_unsafe_call_check())) return rc;
-    if (bytesize > SIM_TOTAL_MEM - g_dev_used) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (bytesize > SIM_TOTAL_MEM - dev_used()) return CUDA_ERROR_OUT_OF_MEMORY;
     void *p = dev_malloc(bytesize);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     if (alloc_add(p, bytesize, A_DEVICE, 0, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
@@ -1247,7 +1254,7 @@ CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
     if (rc) return rc;
     if (!free_ || !total) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_alloc_mu);
-    *free_ = SIM_TOTAL_MEM - g_dev_used;
+    *free_ = SIM_TOTAL_MEM - dev_used();
     pthread_mutex_unlock(&g_alloc_mu);
     *total = SIM_TOTAL_MEM;
     return CUDA_SUCCESS;
