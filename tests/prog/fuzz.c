@@ -92,7 +92,9 @@ typedef struct fstream {
 typedef struct fbuf {
     uint32_t words;
     int home;
+    int mapped;      /* page-locked host memory mapped into the device (cuMemHostAlloc DEVICEMAP) */
     CUdeviceptr d;
+    uint32_t *host;  /* mapped: the host's view */
 } fbuf;
 
 enum kid { K_FILL, K_MIX, K_ADD, K_AXPY, K_COPY, K_STAMP, K_PACKED, K_REDUCE, K_NOP, K_COUNT };
@@ -127,6 +129,7 @@ enum opk {
     OP_EVENT_QUERY,
     OP_CTX_SYNC,
     OP_FREE_REALLOC,
+    OP_MAPPED_READ,
 };
 
 typedef struct fop {
@@ -174,6 +177,7 @@ static int droppable(enum opk k)
     case OP_D2H_SYNC:
     case OP_H2D_SYNC:
     case OP_MEMSET_SYNC:
+    case OP_MAPPED_READ:
         return 1;
     default:
         return 0;
@@ -194,7 +198,8 @@ typedef struct gen {
     rng r;
     plan *p;
     int owner[MAX_BUFS];
-    int dirty[MAX_STREAMS];
+    int dirty[MAX_STREAMS];   /* work issued since the host last synchronised with the stream */
+    int legacy_pending[MAX_BUFS]; /* a blocking memset (legacy stream) not yet waited for */
     int next_id;
 } gen;
 
@@ -282,6 +287,14 @@ static void gen_transfer(gen *g, int t, int b, int s)
     g->dirty[s] = 1;
 }
 
+/* The host waited for the legacy stream: blocking memsets are done. */
+static void legacy_done(gen *g, int t)
+{
+    for (int b = 0; b < g->p->nbufs; b++)
+        if (g->p->st[g->p->b[b].home].thread == t)
+            g->legacy_pending[b] = 0;
+}
+
 static void gen_sync_stream(gen *g, int t, int s)
 {
     static const enum opk kinds[] = {OP_STREAM_SYNC, OP_STREAM_SYNC, OP_STREAM_SYNC, OP_STREAM_QUERY, OP_EVENT_SYNC,
@@ -289,6 +302,21 @@ static void gen_sync_stream(gen *g, int t, int s)
     fop *op = push(g, t, kinds[below(&g->r, 6)]);
     op->stream = s;
     g->dirty[s] = 0;
+    if (g->p->st[s].kind == SK_LEGACY)
+        legacy_done(g, t);
+}
+
+/* Host reads of the mapped buffers of stream s that the host may read now:
+ * s has nothing pending and no blocking memset is outstanding. */
+static void gen_mapped_reads(gen *g, int t, int s, unsigned percent)
+{
+    for (int b = 0; b < g->p->nbufs; b++)
+        if (g->p->b[b].mapped && g->owner[b] == s && !g->dirty[s] && !g->legacy_pending[b] && chance(&g->r, percent)) {
+            fop *op = push(g, t, OP_MAPPED_READ);
+            op->stream = s;
+            op->buf = b;
+            op->count = g->p->b[b].words;
+        }
 }
 
 /* Ordered with the legacy stream both ways: the legacy stream itself and
@@ -335,6 +363,7 @@ static void gen_body(gen *g, int t, const fbody *bd)
         if (g->owner[b] == bd->stream && chance(r, 70))
             gen_d2h_async(g, t, bd->stream, b);
         gen_sync_stream(g, t, bd->stream);
+        gen_mapped_reads(g, t, bd->stream, 60);
     }
 }
 
@@ -397,6 +426,7 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             for (int i = 0; i < p->nstreams; i++)
                 if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
                     g->dirty[i] = 0;
+            legacy_done(g, t);
         } else if (w == 1 && (implicitly_ordered(st) || !g->dirty[s])) {
             fop *op = push(g, t, OP_H2D_SYNC);
             op->stream = s;
@@ -408,6 +438,7 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             for (int i = 0; i < p->nstreams; i++)
                 if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
                     g->dirty[i] = 0;
+            legacy_done(g, t);
         } else if (w == 2 && implicitly_ordered(st)) {
             fop *op = push(g, t, OP_MEMSET_SYNC);
             op->stream = s;
@@ -415,6 +446,7 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             op->count = 1 + below(r, p->b[b].words);
             op->value = (uint32_t)rnd(r);
             g->dirty[s] = 1;
+            g->legacy_pending[b] = 1;
         }
     } else if (c < 76 && ns > 1) {
         int s2 = streams[below(r, (uint32_t)ns)];
@@ -430,13 +462,18 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
         }
     } else if (c < 90) {
         gen_sync_stream(g, t, s);
+        gen_mapped_reads(g, t, s, 50);
     } else if (c < 93) {
         push(g, t, OP_CTX_SYNC);
         for (int i = 0; i < ns; i++)
             g->dirty[streams[i]] = 0;
+        legacy_done(g, t);
+        gen_mapped_reads(g, t, s, 50);
     } else if (c < 97 && nb) {
         /* cuMemFree waits for the device: held work on the buffer must be issued first */
         int b = bufs[below(r, (uint32_t)nb)];
+        if (p->b[b].mapped)
+            return;
         if (chance(r, 30))
             gen_sync_stream(g, t, s);
         fop *op = push(g, t, OP_FREE_REALLOC);
@@ -521,6 +558,7 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
             fbuf *b = &p->b[p->nbufs];
             b->words = sizes[below(r, 4)];
             b->home = s;
+            b->mapped = chance(r, 25);
             p->init[p->nbufs] = host_words(b->words);
             for (uint32_t w = 0; w < b->words; w++)
                 p->init[p->nbufs][w] = (uint32_t)rnd(r);
@@ -617,7 +655,8 @@ static void print_plan(const plan *p)
         printf("  stream s%d: %s%s, thread %d\n", s, skind_name[st->kind], how, st->thread);
     }
     for (int b = 0; b < p->nbufs; b++)
-        printf("  buffer b%d: %u words, home s%d\n", b, p->b[b].words, p->b[b].home);
+        printf("  buffer b%d: %u words, home s%d%s\n", b, p->b[b].words, p->b[b].home,
+               p->b[b].mapped ? ", mapped host memory (cuMemHostAlloc DEVICEMAP)" : "");
     for (int i = 0; i < p->nbodies; i++) {
         printf("  body %d on s%d:\n", i, p->body[i].stream);
         for (int j = 0; j < p->body[i].len; j++) {
@@ -692,6 +731,9 @@ static void print_plan(const plan *p)
                 break;
             case OP_CTX_SYNC:
                 printf("cuCtxSynchronize() -> hash this thread's copies");
+                break;
+            case OP_MAPPED_READ:
+                printf("host reads b%d's mapped memory directly -> hash   (s%d idle)", op->buf, op->stream);
                 break;
             case OP_FREE_REALLOC:
                 printf("cuMemFree(b%d); cuMemAlloc(b%d, %u words); s%d: cuMemsetD32Async(b%d, 0x%08x)", op->buf,
@@ -919,6 +961,10 @@ static void run_op(tstate *ts, const fop *op)
             if (p->st[i].thread == ts->t)
                 observe(ts, i);
         break;
+    case OP_MAPPED_READ:
+        ts->h = prog_hash_u64(ts->h, (uint64_t)op->id);
+        ts->h = prog_hash_buf(ts->h, p->b[op->buf].host, op->count);
+        break;
     case OP_FREE_REALLOC:
         CK(drv.cuMemFree(bd));
         CK(drv.cuMemAlloc(&p->b[op->buf].d, op->count * sizeof(uint32_t)));
@@ -962,7 +1008,13 @@ static uint64_t run_plan(plan *p)
         }
     }
     for (int b = 0; b < p->nbufs; b++) {
-        CK(drv.cuMemAlloc(&p->b[b].d, p->b[b].words * sizeof(uint32_t)));
+        if (p->b[b].mapped) {
+            CK(drv.cuMemHostAlloc((void **)&p->b[b].host, p->b[b].words * sizeof(uint32_t),
+                                  CU_MEMHOSTALLOC_DEVICEMAP));
+            CK(drv.cuMemHostGetDevicePointer(&p->b[b].d, p->b[b].host, 0));
+        } else {
+            CK(drv.cuMemAlloc(&p->b[b].d, p->b[b].words * sizeof(uint32_t)));
+        }
         CK(drv.cuMemcpyHtoD(p->b[b].d, p->init[b], p->b[b].words * sizeof(uint32_t)));
     }
     for (int t = 0; t < p->nthreads; t++)
@@ -1004,7 +1056,10 @@ static uint64_t run_plan(plan *p)
         CK(drv.cuMemcpyDtoH(tmp, p->b[b].d, p->b[b].words * sizeof(uint32_t)));
         h = prog_hash_buf(h, tmp, p->b[b].words);
         free(tmp);
-        CK(drv.cuMemFree(p->b[b].d));
+        if (p->b[b].mapped)
+            CK(drv.cuMemFreeHost(p->b[b].host));
+        else
+            CK(drv.cuMemFree(p->b[b].d));
     }
     for (int s = 0; s < p->nstreams; s++)
         if (p->st[s].kind == SK_BLOCKING || p->st[s].kind == SK_NON_BLOCKING)
