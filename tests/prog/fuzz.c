@@ -498,7 +498,7 @@ static void gen_thread(gen *g, int t, const int *streams, int ns)
         if (nbodies && chance(r, 30)) {
             /* a loop: the same body several times, sometimes with other work between */
             const fbody *bd = &p->body[bodies[below(r, (uint32_t)nbodies)]];
-            int reps = 2 + (int)below(r, 6);
+            int reps = 3 + (int)below(r, 7);
             for (int i = 0; i < reps; i++) {
                 gen_body(g, t, bd);
                 if (chance(r, 25))
