@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
         return 3;
     }
     if (c.iters < 0) {
-        long it = 100000L / c.k;
+        long it = 60000L / c.k;
         c.iters = (int)(it < 50 ? 50 : it > 2000 ? 2000 : it);
     }
     if (c.warmup < 0) c.warmup = c.iters / 10 < 20 ? 20 : c.iters / 10;
