@@ -77,6 +77,7 @@ typedef struct layout {
     uint32_t nparams;
     uint32_t argbytes; /* packed size: last offset + size */
     int ok;            /* 0: opaque, launches of it run eagerly */
+    struct layout *retired_next;
     char name[96];
     uint32_t off[];    /* nparams offsets, then nparams sizes */
 } layout;
@@ -169,11 +170,20 @@ static const layout *layout_for(CUfunction f) {
     return found;
 }
 
+static layout *retired_layouts;
+
 static void layouts_reset(void) {
     /* Layouts of unloaded code may be wrong for a new function at the same
-     * handle. The structs are leaked: a racing reader may still hold one. */
+     * handle. The structs are kept on a list, not freed: a launch racing with
+     * the unload in another thread may still hold one. */
     pthread_mutex_lock(&layout_mu);
-    for (int i = 0; i < LAYOUT_CAP; i++) __atomic_store_n(&layout_tab[i], NULL, __ATOMIC_RELEASE);
+    for (int i = 0; i < LAYOUT_CAP; i++) {
+        layout *L = layout_tab[i];
+        if (!L) continue;
+        L->retired_next = retired_layouts;
+        retired_layouts = L;
+        __atomic_store_n(&layout_tab[i], NULL, __ATOMIC_RELEASE);
+    }
     layout_count = 0;
     pthread_mutex_unlock(&layout_mu);
 }
@@ -228,6 +238,8 @@ typedef struct sstate {
     pid_t owner;     /* per-thread streams: the owning thread */
     int blocking;    /* synchronises with the legacy stream */
     int needs_init;
+    int dead;        /* its stream was destroyed: the state may be reused */
+    uint32_t gen;    /* bumped when the state stops meaning its stream (thread caches check it) */
 
     /* current chunk */
     rec *recs;
@@ -289,6 +301,7 @@ typedef struct tls_cache {
     void *key;
     CUcontext ctx;
     sstate *st;
+    uint32_t gen;
 } tls_cache;
 static __thread tls_cache tcache[4] __attribute__((tls_model("initial-exec")));
 static __thread unsigned tcache_next __attribute__((tls_model("initial-exec")));
@@ -399,7 +412,9 @@ static void state_query(sstate *st) {
 static sstate *state_lookup(int kind, void *key, CUcontext ctx, int create) {
     for (int i = 0; i < 4; i++) {
         tls_cache *c = &tcache[i];
-        if (c->st && c->kind == kind && c->key == key && c->ctx == ctx) return c->st;
+        if (c->st && c->kind == kind && c->key == key && c->ctx == ctx &&
+            __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen)
+            return c->st;
     }
     pid_t owner = kind == K_PER_THREAD ? tid() : 0;
     sstate *st = NULL;
@@ -407,10 +422,25 @@ static sstate *state_lookup(int kind, void *key, CUcontext ctx, int create) {
     int n = __atomic_load_n(&nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         sstate *s = states[i];
-        if (s->kind == kind && (kind == K_EXPLICIT ? s->handle == (CUstream)key : s->ctx == ctx) &&
+        if (!s->dead && s->kind == kind && (kind == K_EXPLICIT ? s->handle == (CUstream)key : s->ctx == ctx) &&
             (kind != K_PER_THREAD || s->owner == owner)) {
             st = s;
             break;
+        }
+    }
+    if (!st && create) { /* reuse the state of a destroyed stream */
+        for (int i = 0; i < n && !st; i++)
+            if (states[i]->dead) st = states[i];
+        if (st) {
+            pthread_mutex_lock(&st->mu);
+            st->kind = kind;
+            st->handle = kind == K_EXPLICIT ? (CUstream)key : NULL;
+            st->ctx = ctx;
+            st->owner = owner;
+            st->needs_init = 1;
+            st->dead = 0;
+            __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&st->mu);
         }
     }
     if (!st && create && n < MAX_STATES) {
@@ -436,6 +466,7 @@ static sstate *state_lookup(int kind, void *key, CUcontext ctx, int create) {
         c->key = key;
         c->ctx = ctx;
         c->st = st;
+        c->gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
     }
     return st;
 }
@@ -1178,14 +1209,22 @@ static void forget_learning(sstate *st) {
 }
 
 void enc_core_stream_destroy(CUstream stream, int per_thread) {
-    if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
+    if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
+        enc_core_flush_stream(stream, per_thread, ENC_FLUSH_STREAM_CALL);
+        return;
+    }
     sstate *st = state_for(stream, per_thread, 0);
     if (!st) return;
+    pthread_mutex_lock(&states_mu);
     pthread_mutex_lock(&st->mu);
     end_chunk(st, ENC_FLUSH_STREAM_CALL);
     forget_learning(st);
-    st->needs_init = 1; /* the handle may come back as another stream */
+    st->anchor_set = 0;
+    st->dead = 1; /* free for the next new stream; thread caches see the new generation */
+    st->handle = NULL;
+    __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&st->mu);
+    pthread_mutex_unlock(&states_mu);
 }
 
 void enc_core_module_unload(void) {

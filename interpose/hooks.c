@@ -118,10 +118,11 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (!enc_active) return 1;
     enc_stats_count_call(cls);
     unsigned char flags = enc_entry_flags[entry];
-    if (flags & ENC_F_STREAM_DESTROY) enc_core_stream_destroy(stream, per_thread);
     if (flags & ENC_F_UNLOAD) enc_core_module_unload();
     int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
-    if (cls == ENC_CLASS_LAUNCH) /* a launch shape the engine does not defer (cooperative, legacy API) */
+    if ((flags & ENC_F_STREAM_DESTROY) && one_stream)
+        enc_core_stream_destroy(stream, per_thread); /* issues what it holds, then forgets it */
+    else if (cls == ENC_CLASS_LAUNCH) /* a launch shape the engine does not defer (cooperative, legacy API) */
         enc_core_opaque_launch(one_stream ? stream : NULL, one_stream ? per_thread : -1);
     else if (cls == ENC_CLASS_FLUSH_STREAM && one_stream && stream != ENC_MANY_STREAMS)
         enc_core_flush_stream(stream, per_thread,

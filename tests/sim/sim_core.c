@@ -1254,7 +1254,7 @@ CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
     if (rc) return rc;
     if (!free_ || !total) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_alloc_mu);
-    *free_ = SIM_TOTAL_MEM - dev_used();
+    *free_ = SIM_TOTAL_MEM - g_dev_used;
     pthread_mutex_unlock(&g_alloc_mu);
     *total = SIM_TOTAL_MEM;
     return CUDA_SUCCESS;
