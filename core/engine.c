@@ -247,6 +247,12 @@ typedef struct sstate {
     unsigned char *arena;
     size_t arena_used, arena_cap;
     int poisoned;      /* contains a launch that cannot be re-issued */
+    /* Host time per launch, averaged over chunks: when the program's own host
+     * work between launches is slow (PyTorch eager: tens of microseconds per
+     * op), holding launches back only delays the GPU and a graph saves
+     * little, so such a stream is not held back (ENCORE_MAX_GAP). */
+    uint64_t chunk_t0, gap_ns;
+    int sparse;
     /* The first launch after a flush point is the anchor: when it comes
      * again, a new chunk starts. Loops without a flush point per iteration
      * then cut into the same chunks every iteration, whatever their length. */
@@ -863,7 +869,15 @@ static void end_chunk(sstate *st, enum enc_flush_reason why) {
     release(st, why, 1);
     if (why != ENC_FLUSH_CHUNK_END) st->anchor_set = 0; /* a flush point: the next launch anchors */
     if (!st->open) return;
-    if (!st->fully_replayed && !st->poisoned && st->n >= (uint32_t)enc_opt.min_chunk) {
+    uint64_t gap = (now_ns() - st->chunk_t0) / (st->n ? st->n : 1);
+    st->gap_ns = st->gap_ns ? (st->gap_ns * 7 + gap) / 8 : gap;
+    int sparse = st->gap_ns > (uint64_t)enc_opt.max_gap * 1000;
+    if (sparse != st->sparse) {
+        st->sparse = sparse;
+        ENC_DEBUG("launches on a stream now come %.1f us apart on average: %s", st->gap_ns / 1e3,
+                  sparse ? "not held back (ENCORE_MAX_GAP)" : "held back again");
+    }
+    if (!st->fully_replayed && !st->sparse && !st->poisoned && st->n >= (uint32_t)enc_opt.min_chunk) {
         cand *c = cand_find(st, st->chunk_hash, 1);
         if (c && c->state == 0 && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c);
     }
@@ -980,6 +994,7 @@ static int record(sstate *st, const enc_launch *l, const layout *L) {
 
 static inline void open_chunk(sstate *st) {
     if (!st->open) {
+        st->chunk_t0 = now_ns();
         __atomic_store_n(&st->open, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&n_open, 1, __ATOMIC_RELAXED);
     }
@@ -1113,7 +1128,7 @@ CUresult enc_core_launch(const enc_launch *l) {
         /* a hot chunk ending here is replayed if it matches; the rest runs eagerly */
         release(st, ENC_DIVERGED, 0);
         if (!enc_active) goto eager;
-    } else if (!issued && st->n == 0 && recorded && st->nhot > 0) {
+    } else if (!issued && st->n == 0 && recorded && st->nhot > 0 && !st->sparse) {
         uint32_t c = trie_child(st, ROOT, st->recs[0].sfp);
         if (c != UINT32_MAX && (st->kind != K_PER_THREAD || per_thread_hold_ok(st))) {
             __atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);

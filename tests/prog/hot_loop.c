@@ -7,6 +7,7 @@
  *
  * The values change every iteration (the kernels accumulate), so a replay
  * that skips, repeats or reorders a launch changes the printed checksums. */
+#include <unistd.h>
 #include "prog.h"
 
 #include <stdio.h>
@@ -19,6 +20,7 @@ int main(int argc, char **argv)
 {
     int iterations = argc > 1 ? atoi(argv[1]) : 100;
     const char *kind = argc > 2 ? argv[2] : "non-blocking";
+    int host_gap_us = argc > 3 ? atoi(argv[3]) : 0; /* host work between launches */
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
@@ -35,9 +37,13 @@ int main(int argc, char **argv)
 
     for (int it = 0; it < iterations; it++) {
         k_mix(&k, s, x, 5, N);
+        if (host_gap_us) usleep(host_gap_us);
         k_add(&k, s, y, x, N);
+        if (host_gap_us) usleep(host_gap_us);
         k_stamp(&k, s, y, N);
+        if (host_gap_us) usleep(host_gap_us);
         k_axpy(&k, s, x, y, 3, N);
+        if (host_gap_us) usleep(host_gap_us);
         k_reduce(&k, s, r, y, N);
         uint32_t h[4];
         CK(drv.cuMemcpyDtoHAsync(h, r, sizeof h, s));

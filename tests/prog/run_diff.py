@@ -153,7 +153,10 @@ class Runner:
         for k in list(self.base_env):
             if k.startswith("ENCORE"):
                 del self.base_env[k]
-        self.encore_extra = {}
+        # The simulated driver's launches cost far more host time than a real
+        # one's, so under load a stream could look "sparse" (ENCORE_MAX_GAP)
+        # and never be held: tests of that rule set it themselves.
+        self.encore_extra = {"ENCORE_MAX_GAP": "10s"}
         for kv in args.encore_env:
             k, v = parse_kv(kv, "--encore-env")
             self.encore_extra[k] = v

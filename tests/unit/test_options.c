@@ -75,6 +75,7 @@ static const struct good goods[] = {
     {"ENCORE_MAX_GRAPHS", "16", 16, NULL},
     {"ENCORE_FLUSH_DEADLINE", "500", 500, NULL},
     {"ENCORE_FLUSH_DEADLINE", "2ms", 2000, NULL},
+    {"ENCORE_MAX_GAP", "25us", 25, NULL},
     {"ENCORE_INCLUDE", "gemm*,relu*", 0, "gemm*,relu*"},
     {"ENCORE_EXCLUDE", "*nccl*", 0, "*nccl*"},
     {"ENCORE_REPORT", "yes", 1, NULL},
@@ -104,6 +105,7 @@ static const struct bad bads[] = {
     {"ENCORE_FLUSH_DEADLINE", "fast", "ENCORE_FLUSH_DEADLINE=fast is not a valid duration (1us..10s"},
     {"ENCORE_FLUSH_DEADLINE", "0", "ENCORE_FLUSH_DEADLINE=0 is out of range (1us..10s); using the default 200us"},
     {"ENCORE_FLUSH_DEADLINE", "11s", "ENCORE_FLUSH_DEADLINE=11s is out of range (1us..10s); using the default 200us"},
+    {"ENCORE_MAX_GAP", "0", "ENCORE_MAX_GAP=0 is out of range (1us..10s); using the default 10us"},
     {"ENCORE_REPORT", "please", "ENCORE_REPORT=please is not a valid boolean (1/0, on/off, true/false, yes/no); using the default 0"},
     {"ENCORE_LOG_LEVEL", "loud", "ENCORE_LOG_LEVEL=loud is not a valid log level (error, warn, info, debug, trace or 0..4); using the default warn"},
     {"ENCORE_LOG_LEVEL", "5", "ENCORE_LOG_LEVEL=5 is not a valid log level"},
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 14);
+        EXPECT_EQ_INT(enc_option_count, 15);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
