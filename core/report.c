@@ -536,13 +536,16 @@ static int enc_div_better(const enc_div_info *a, const enc_div_info *b)
     return a->position < b->position;
 }
 
-/* Indices of the best ENC_REPORT_TOP entries, best first. */
-static size_t enc_top_seqs(const enc_seq_info *v, size_t n, size_t idx[ENC_REPORT_TOP])
+/* Indices of the best ENC_REPORT_TOP of n elements of `size` bytes, best
+ * first (insertion into a sorted list of at most ENC_REPORT_TOP). */
+static size_t enc_top(const void *v, size_t n, size_t size, int (*better)(const void *, const void *),
+                      size_t idx[ENC_REPORT_TOP])
 {
+    const char *base = v;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         size_t pos = k;
-        while (pos > 0 && enc_seq_better(&v[i], &v[idx[pos - 1]]))
+        while (pos > 0 && better(base + i * size, base + idx[pos - 1] * size))
             pos--;
         if (pos >= ENC_REPORT_TOP)
             continue;
@@ -555,22 +558,17 @@ static size_t enc_top_seqs(const enc_seq_info *v, size_t n, size_t idx[ENC_REPOR
     return k;
 }
 
+static int enc_seq_better_v(const void *a, const void *b) { return enc_seq_better(a, b); }
+static int enc_div_better_v(const void *a, const void *b) { return enc_div_better(a, b); }
+
+static size_t enc_top_seqs(const enc_seq_info *v, size_t n, size_t idx[ENC_REPORT_TOP])
+{
+    return enc_top(v, n, sizeof *v, enc_seq_better_v, idx);
+}
+
 static size_t enc_top_divs(const enc_div_info *v, size_t n, size_t idx[ENC_REPORT_TOP])
 {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t pos = k;
-        while (pos > 0 && enc_div_better(&v[i], &v[idx[pos - 1]]))
-            pos--;
-        if (pos >= ENC_REPORT_TOP)
-            continue;
-        size_t last = k < ENC_REPORT_TOP ? k : ENC_REPORT_TOP - 1;
-        memmove(idx + pos + 1, idx + pos, (last - pos) * sizeof idx[0]);
-        idx[pos] = i;
-        if (k < ENC_REPORT_TOP)
-            k++;
-    }
-    return k;
+    return enc_top(v, n, sizeof *v, enc_div_better_v, idx);
 }
 
 /* ---- the table -------------------------------------------------------------------- */
