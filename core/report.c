@@ -1175,34 +1175,33 @@ static struct {
     char line[ENC_SUMMARY_BUF];
 } g_exit;
 
-static void enc_collect_seq(const enc_seq_info *s, void *ctx)
+/* Keep the ENC_REPORT_TOP best items seen so far in arr (no allocation at exit). */
+static void enc_keep_best(void *arr, size_t *n, size_t size, const void *item,
+                          int (*better)(const void *, const void *))
 {
-    (void)ctx;
-    if (g_exit.nseqs < ENC_REPORT_TOP) {
-        g_exit.seqs[g_exit.nseqs++] = *s;
+    char *a = arr;
+    if (*n < ENC_REPORT_TOP) {
+        memcpy(a + (*n)++ * size, item, size);
         return;
     }
     size_t worst = 0;
     for (size_t i = 1; i < ENC_REPORT_TOP; i++)
-        if (enc_seq_better(&g_exit.seqs[worst], &g_exit.seqs[i]))
+        if (better(a + worst * size, a + i * size))
             worst = i;
-    if (enc_seq_better(s, &g_exit.seqs[worst]))
-        g_exit.seqs[worst] = *s;
+    if (better(item, a + worst * size))
+        memcpy(a + worst * size, item, size);
+}
+
+static void enc_collect_seq(const enc_seq_info *s, void *ctx)
+{
+    (void)ctx;
+    enc_keep_best(g_exit.seqs, &g_exit.nseqs, sizeof *s, s, enc_seq_better_v);
 }
 
 static void enc_collect_div(const enc_div_info *d, void *ctx)
 {
     (void)ctx;
-    if (g_exit.ndivs < ENC_REPORT_TOP) {
-        g_exit.divs[g_exit.ndivs++] = *d;
-        return;
-    }
-    size_t worst = 0;
-    for (size_t i = 1; i < ENC_REPORT_TOP; i++)
-        if (enc_div_better(&g_exit.divs[worst], &g_exit.divs[i]))
-            worst = i;
-    if (enc_div_better(d, &g_exit.divs[worst]))
-        g_exit.divs[worst] = *d;
+    enc_keep_best(g_exit.divs, &g_exit.ndivs, sizeof *d, d, enc_div_better_v);
 }
 
 void enc_report_at_exit(void)
