@@ -599,7 +599,7 @@ static int first_diff_arg(const rec *a, const unsigned char *aa, const rec *b, c
 }
 
 /* A hot chunk ending at st->node equal to the held launches, or NULL. Sets
- * *diverged_at / *arg to the best explanation when none matches. */
+ * *pos / *arg / *closest to the best explanation when none matches. */
 static hot *terminal_match(sstate *st, uint32_t *pos, int *arg, hot **closest) {
     hot *best = NULL;
     uint32_t best_pos = 0;
@@ -1018,6 +1018,20 @@ static void cut_before_last(sstate *st, uint64_t hash_before) {
     open_chunk(st);
 }
 
+/* A launch of f (layout L, NULL if not known yet) does not continue any hot
+ * chunk from the node st holds at. If no hot chunk ends there, that launch is
+ * the divergence (noted if `note`); then what is held is released: replayed if a hot chunk
+ * ending here matches, eagerly otherwise. */
+static void diverge(sstate *st, CUfunction f, const layout *L, int note) {
+    const tnode *cur = &st->nodes[st->node];
+    if (note && !cur->variants) {
+        const tnode *e = cur->first_child != UINT32_MAX ? &st->nodes[cur->first_child] : NULL;
+        int kernel = !e || e->f != f;
+        note_divergence(kernel ? ENC_DIV_KERNEL : ENC_DIV_CONFIG, e ? layout_for(e->f) : NULL, L, -1, st->n);
+    }
+    release(st, ENC_DIVERGED, 0);
+}
+
 static CUresult call_real(const enc_launch *l) {
     if (l->shape == ENC_SHAPE_EX)
         return ((PFN_cuLaunchKernelEx_v11060)l->real)(l->config, l->f, l->params, l->extra);
@@ -1071,12 +1085,7 @@ CUresult enc_core_launch(const enc_launch *l) {
         /* First launch of this kernel: it cannot be part of a hot chunk. Run
          * it first (the driver may load code lazily at its first launch, and
          * its parameters cannot be read before), then learn its layout. */
-        if (st->held) {
-            const tnode *cur = &st->nodes[st->node];
-            const tnode *e = cur->first_child != UINT32_MAX ? &st->nodes[cur->first_child] : NULL;
-            if (!cur->variants) note_divergence(ENC_DIV_KERNEL, e ? layout_for(e->f) : NULL, NULL, -1, st->n);
-            release(st, ENC_DIVERGED, 0);
-        }
+        if (st->held) diverge(st, l->f, NULL, 1);
         ENC_TSTAT_ADD(launches_eager, 1);
         result = AUDITED(call_real(l));
         issued = 1;
@@ -1118,15 +1127,7 @@ CUresult enc_core_launch(const enc_launch *l) {
             st->n++;
             goto held;
         }
-        /* Diverged from every hot chunk (or a terminal chunk continues). */
-        const tnode *cur = &st->nodes[st->node];
-        if (!cur->variants && recorded) { /* no hot chunk ends here: this launch is the divergence */
-            const tnode *e = cur->first_child != UINT32_MAX ? &st->nodes[cur->first_child] : NULL;
-            int kernel = !e || e->f != l->f;
-            note_divergence(kernel ? ENC_DIV_KERNEL : ENC_DIV_CONFIG, e ? layout_for(e->f) : NULL, L, -1, st->n);
-        }
-        /* a hot chunk ending here is replayed if it matches; the rest runs eagerly */
-        release(st, ENC_DIVERGED, 0);
+        diverge(st, l->f, L, recorded); /* diverged from every hot chunk (or a terminal chunk continues) */
         if (!enc_active) goto eager;
     } else if (!issued && st->n == 0 && recorded && st->nhot > 0 && !st->sparse) {
         uint32_t c = trie_child(st, ROOT, st->recs[0].sfp);

@@ -27,10 +27,8 @@ void enc_interpose_init(void) {
 }
 
 int enc_is_ours(const void *addr) {
-    static uintptr_t base;
-    Dl_info info;
-    if (!base && dladdr((void *)enc_is_ours, &info)) base = (uintptr_t)info.dli_fbase;
-    return addr && dladdr(addr, &info) && (uintptr_t)info.dli_fbase == base;
+    Dl_info ours, info;
+    return addr && dladdr((void *)enc_is_ours, &ours) && dladdr(addr, &info) && info.dli_fbase == ours.dli_fbase;
 }
 
 int enc_find_export(const char *name) {

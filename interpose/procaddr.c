@@ -95,21 +95,15 @@ static CUresult gpa_common(void *real, int with_status, const char *sym, void **
     return r;
 }
 
-static int gpa_variant(int with_status) {
-    static int v[2] = {-2, -2};
-    if (v[with_status] == -2) v[with_status] = variant_for_gpa(with_status);
-    return v[with_status];
-}
-
 /* PFN_cuGetProcAddress_v11030: handed to callers that asked for version < 12000. */
 CUresult enc_special_cuGetProcAddress_v11030(const char *symbol, void **pfn, int ver, cuuint64_t flags) {
-    int v = gpa_variant(0);
+    int v = variant_for_gpa(0);
     return gpa_common(v >= 0 ? enc_real_variant[v] : NULL, 0, symbol, pfn, ver, flags, NULL);
 }
 
 CUresult enc_special_cuGetProcAddress_v12000(const char *symbol, void **pfn, int ver, cuuint64_t flags,
                                                  CUdriverProcAddressQueryResult *status) {
-    int v = gpa_variant(1);
+    int v = variant_for_gpa(1);
     return gpa_common(v >= 0 ? enc_real_variant[v] : NULL, 1, symbol, pfn, ver, flags, status);
 }
 
