@@ -1079,6 +1079,20 @@ CUresult enc_core_launch(const enc_launch *l) {
     pthread_mutex_lock(&st->mu);
     join_side(st);
     int capturing = __atomic_load_n(&prog_capturing, __ATOMIC_RELAXED) > 0;
+    if (st->sparse && !st->held && !capturing) {
+        /* ENCORE_MAX_GAP: this stream is neither held nor captured. Its
+         * launches are only counted and timed, to notice when they come
+         * faster: no layout, no copy, no hash. */
+        open_chunk(st);
+        st->poisoned = 1; /* nothing recorded: never a capture candidate */
+        st->n++;
+        ENC_TSTAT_ADD(launches_eager, 1);
+        result = AUDITED(call_real(l));
+        if (st->n >= (uint32_t)enc_opt.max_chunk) end_chunk(st, ENC_FLUSH_CHUNK_END);
+        pthread_mutex_unlock(&st->mu);
+        enc_tls_guard = 0;
+        return result;
+    }
     const layout *L = layout_cached(l->f);
     int issued = 0;
     if (!L && !capturing) {

@@ -29,7 +29,7 @@ static void *interpose_symbol(const char *name, void *real) {
     if (i >= 0) {
         void *expected = NULL;
         __atomic_compare_exchange_n(&enc_real_export[i], &expected, real, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-        return enc_exports[i].wrapper;
+        return enc_hand_out_real(enc_exports[i].entry) ? real : enc_exports[i].wrapper;
     }
     void *t = enc_trampoline_for(real, name);
     return t ? t : real;

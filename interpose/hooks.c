@@ -13,6 +13,7 @@
 #include "interpose/hooks.h"
 #include "hooks_gen.h"
 #include "policy/entry_class.h"
+#include "policy/options.h"
 
 unsigned char enc_entry_class[ENC_ENTRY_COUNT];
 unsigned char enc_entry_flags[ENC_ENTRY_COUNT];
@@ -24,6 +25,11 @@ void enc_interpose_init(void) {
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
     }
+}
+
+int enc_hand_out_real(int entry) {
+    return !enc_opt.wrap_pass && __atomic_load_n(&enc_entry_class[entry], __ATOMIC_ACQUIRE) == ENC_CLASS_PASS &&
+           enc_entry_flags[entry] == 0;
 }
 
 int enc_is_ours(const void *addr) {

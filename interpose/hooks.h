@@ -57,6 +57,13 @@ extern unsigned char enc_entry_flags[];
 
 static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == ENC_CLASS_LAUNCH; }
 
+/* A pure pass-through entry point (class PASS, no flags) needs no wrapper:
+ * cuGetProcAddress and dlsym hand out the driver's own pointer for it, so
+ * the queries frameworks make around every launch cost nothing extra.
+ * ENCORE_WRAP_PASS=1 wraps them too (to count them). Exported symbols stay
+ * wrappers either way. */
+int enc_hand_out_real(int entry);
+
 int enc_hook_pre(int entry, CUstream stream, int per_thread);
 void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
 

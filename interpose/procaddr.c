@@ -71,7 +71,7 @@ static void *wrap_proc(void *gpa, int with_status, const char *sym, int ver, cuu
                           "calls through the second flush everything", sym, enc_variants[v].pfn);
             break;
         }
-        return enc_variants[v].wrapper;
+        return enc_hand_out_real(enc_variants[v].entry) ? p : enc_variants[v].wrapper;
     }
     void *t = enc_trampoline_for(p, sym);
     if (t) return t;

@@ -85,7 +85,7 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuGetErrorName", PASS, 0, "query"},
     {"cuGetErrorString", PASS, 0, "query"},
     {"cuGetExportTable", PASS, 0, "cudart bootstrap; launches still come through cuGetProcAddress"},
-    {"cuGetProcAddress", PASS, 0, "wrapped by interpose/procaddr.c"},
+    {"cuGetProcAddress", PASS, ENC_F_LOOKUP, "wrapped by interpose/procaddr.c"},
     {"cuGraphAddBatchMemOpNode", PASS, 0, "graph construction"},
     {"cuGraphAddChildGraphNode", PASS, 0, "graph construction"},
     {"cuGraphAddDependencies", PASS, 0, "graph construction"},

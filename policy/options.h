@@ -38,7 +38,8 @@ enum enc_opt_type {
     X(log_path,       "ENCORE_LOG",               ENC_OPT_STRING,   "",       0, 0,           "write JSON-lines events and a final summary to this file (%p is replaced by the process id)") \
     X(log_level,      "ENCORE_LOG_LEVEL",         ENC_OPT_LEVEL,    "warn",   0, 4,           "stderr verbosity: error, warn, info, debug, trace") \
     X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
-    X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)")
+    X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)") \
+    X(wrap_pass,      "ENCORE_WRAP_PASS",         ENC_OPT_BOOL,     "0",      0, 1,           "also wrap pure pass-through entry points (queries, context switches) so ENCORE_STATS counts them; by default cuGetProcAddress and dlsym hand out the driver's own pointers for these")
 
 typedef struct enc_options {
 #define ENC_OPT_FIELD(field, env, type, def, min, max, help) ENC_OPT_FIELD_##type(field)

@@ -7,6 +7,7 @@
 #include "hooks_gen.h"
 #include "interpose/hooks.h"
 #include "policy/entry_class.h"
+#include "policy/options.h"
 
 static int passed, failed;
 #define CHECK(name, cond)                                               \
@@ -24,6 +25,12 @@ static int class_of(const char *name) {
     unsigned char cls, flags;
     enc_policy_lookup(name, &cls, &flags);
     return cls;
+}
+
+static int entry_of(const char *name) {
+    for (int i = 0; i < ENC_ENTRY_COUNT; i++)
+        if (strcmp(enc_entry_names[i], name) == 0) return i;
+    return -1;
 }
 
 static int in_entries(const char *name) {
@@ -85,6 +92,18 @@ int main(void) {
     CHECK("cuStreamBeginCapture marks the start of the program's own capture", flags & ENC_F_CAPTURE_BEGIN);
     enc_policy_lookup("cuModuleUnload", &cls, &flags);
     CHECK("cuModuleUnload drops graphs", (flags & ENC_F_UNLOAD) && cls == ENC_CLASS_FLUSH_ALL);
+
+    enc_interpose_init();
+    CHECK("a pure query is handed out unwrapped (no cost per call)", enc_hand_out_real(entry_of("cuCtxGetCurrent")));
+    CHECK("cuGetProcAddress is always handed out wrapped", !enc_hand_out_real(entry_of("cuGetProcAddress")));
+    int wrapped = 1;
+    for (int i = 0; i < ENC_ENTRY_COUNT; i++)
+        if (enc_entry_class[i] != ENC_CLASS_PASS && enc_hand_out_real(i)) wrapped = 0;
+    CHECK("launches and every entry point that flushes are always handed out wrapped", wrapped);
+    CHECK("an entry point with a capture flag is handed out wrapped", !enc_hand_out_real(entry_of("cuStreamBeginCapture")));
+    enc_opt.wrap_pass = 1;
+    CHECK("ENCORE_WRAP_PASS=1 hands out wrappers for pure queries too", !enc_hand_out_real(entry_of("cuCtxGetCurrent")));
+    enc_opt.wrap_pass = 0;
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

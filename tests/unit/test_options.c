@@ -84,6 +84,7 @@ static const struct good goods[] = {
     {"ENCORE_LOG_LEVEL", "debug", ENC_LOG_DEBUG, NULL},
     {"ENCORE_PRINT_CONFIG", "true", 1, NULL},
     {"ENCORE_STATS", "1", 1, NULL},
+    {"ENCORE_WRAP_PASS", "yes", 1, NULL},
 };
 
 /* ---- bad values of every non-string row --------------------------------------- */
@@ -111,6 +112,7 @@ static const struct bad bads[] = {
     {"ENCORE_LOG_LEVEL", "5", "ENCORE_LOG_LEVEL=5 is not a valid log level"},
     {"ENCORE_PRINT_CONFIG", "nope", "ENCORE_PRINT_CONFIG=nope is not a valid boolean"},
     {"ENCORE_STATS", "enable", "ENCORE_STATS=enable is not a valid boolean"},
+    {"ENCORE_WRAP_PASS", "2", "ENCORE_WRAP_PASS=2 is not a valid boolean"},
 };
 
 /* ---- threads ------------------------------------------------------------------------ */
@@ -129,7 +131,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 15);
+        EXPECT_EQ_INT(enc_option_count, 16);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
@@ -146,6 +148,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.log_level, ENC_LOG_WARN);
         EXPECT_EQ_INT(enc_opt.print_config, 0);
         EXPECT_EQ_INT(enc_opt.stats, 0);
+        EXPECT_EQ_INT(enc_opt.wrap_pass, 0);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);
