@@ -4,7 +4,8 @@
  * dlsym its entry points, which bypasses symbol interposition. Our dlsym
  * asks glibc's, and when the answer is a function of the real libcuda hands
  * back encore's wrapper of the same name instead (or, for a name the headers
- * do not know, a trampoline that flushes everything first).
+ * do not know, a trampoline that flushes everything first; for a pure
+ * pass-through entry point, the driver's own function).
  *
  * dlsym(RTLD_NEXT, name) is resolved by glibc relative to its caller, found
  * from the return address. On x86-64 such calls (for any name but the

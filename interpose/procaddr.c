@@ -11,7 +11,10 @@
  * request); for a request newer than our headers we verify the pick (the
  * driver must return the same pointer for the headers' version). A pointer we cannot match to
  * a known signature (a driver newer than our headers) gets a trampoline that
- * flushes everything before calling it: default-deny. */
+ * flushes everything before calling it: default-deny. A pure pass-through
+ * entry point (policy class PASS, no flags) is handed out as the driver's own
+ * pointer: nothing to do there, so nothing to pay (ENCORE_WRAP_PASS=1 wraps
+ * it too). */
 #define _GNU_SOURCE
 #include <string.h>
 
