@@ -980,8 +980,14 @@ static int record(sstate *st, const enc_launch *l, const layout *L) {
         void *f;
         unsigned dims[7];
         uint32_t argbytes, nattrs;
-    } key = {(void *)l->f, {l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem},
-             L->argbytes, nattrs};
+    } key;
+    memset(&key, 0, sizeof key); /* the padding is hashed too: it must not be stack garbage */
+    key.f = (void *)l->f;
+    memcpy(key.dims, l->grid, sizeof l->grid);
+    memcpy(key.dims + 3, l->block, sizeof l->block);
+    key.dims[6] = l->smem;
+    key.argbytes = L->argbytes;
+    key.nattrs = nattrs;
     uint64_t sfp = XXH3_64bits(&key, sizeof key);
     if (nattrs) sfp = XXH3_64bits_withSeed(attrs, attr_bytes, sfp);
     r->sfp = sfp;
