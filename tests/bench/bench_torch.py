@@ -248,18 +248,21 @@ BUILDERS = {"mlp": build_mlp, "resnet18": build_resnet18, "gpt2": build_gpt2, "t
 # ---------------------------------------------------------------- running ------
 
 def timed_blocks(fn, n, blocks, sync_each):
+    """Per block: wall µs per iteration, and this thread's CPU µs per iteration
+    (what the launching thread itself spent, less sensitive to other tenants)."""
     import torch
-    per = []
+    per, cpu = [], []
     for _ in range(blocks):
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for _ in range(n):
             fn()
             if sync_each:
                 torch.cuda.synchronize()
         torch.cuda.synchronize()
         per.append((time.perf_counter() - t0) / n * 1e6)
-    return per
+        cpu.append((time.thread_time() - c0) / n * 1e6)
+    return per, cpu
 
 
 def run_workload(name, args, dev):
@@ -367,13 +370,15 @@ def run_workload(name, args, dev):
     csum = "na" if args.no_check else checksum(check)
 
     note(f"{name}: warmed up; timing {args.blocks} x {n_iters} iterations")
-    per = timed_blocks(run, n_iters, args.blocks, not args.no_sync_each)
+    per, cpu = timed_blocks(run, n_iters, args.blocks, not args.no_sync_each)
     torch.cuda.synchronize()
     free1 = torch.cuda.mem_get_info()[0]
     fields.update({
         "us_per_iter": f"{statistics.median(per):.2f}",
         "us_min_block": f"{min(per):.2f}",
         "us_max_block": f"{max(per):.2f}",
+        "cpu_us_per_iter": f"{statistics.median(cpu):.2f}",
+        "cpu_us_min_block": f"{min(cpu):.2f}",
         "iters": n_iters * args.blocks,
         "warmup": warmup,
         "warmup_ms": f"{warm_s * 1e3:.1f}",
