@@ -249,7 +249,7 @@ BUILDERS = {"mlp": build_mlp, "resnet18": build_resnet18, "gpt2": build_gpt2, "t
 
 def timed_blocks(fn, n, blocks, sync_each):
     """Per block: wall µs per iteration, and this thread's CPU µs per iteration
-    (what the launching thread itself spent, less sensitive to other tenants)."""
+    (close to the wall time when every iteration synchronises: the wait spins)."""
     import torch
     per, cpu = [], []
     for _ in range(blocks):
