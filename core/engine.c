@@ -40,7 +40,6 @@
 #include "core/log.h"
 #include "core/report.h"
 #include "core/stats.h"
-#include "interpose/hooks.h"
 #include "policy/options.h"
 
 __thread int enc_tls_guard __attribute__((tls_model("initial-exec")));
@@ -1335,7 +1334,6 @@ static void init_once_fn(void) {
     enc_options_init();
     enc_log_threshold = enc_opt.log_level;
     enc_report_init();
-    enc_interpose_init();
     if (enc_opt.print_config) enc_options_print();
     int active = enc_opt.enabled;
     if (active && enc_driver_resolve() != 0) active = 0;

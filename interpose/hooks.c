@@ -5,6 +5,7 @@
  * hooked call to the core according to its class from policy/. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "core/driver.h"
@@ -18,14 +19,20 @@
 unsigned char enc_entry_class[ENC_ENTRY_COUNT];
 unsigned char enc_entry_flags[ENC_ENTRY_COUNT];
 
-void enc_interpose_init(void) {
+int enc_interpose_ready;
+static pthread_once_t interpose_once = PTHREAD_ONCE_INIT;
+
+static void interpose_init_once(void) {
     for (int i = 0; i < ENC_ENTRY_COUNT; i++) {
         unsigned char cls, flags;
         enc_policy_lookup(enc_entry_names[i], &cls, &flags);
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
     }
+    __atomic_store_n(&enc_interpose_ready, 1, __ATOMIC_RELEASE);
 }
+
+void enc_interpose_init(void) { pthread_once(&interpose_once, interpose_init_once); }
 
 int enc_hand_out_real(int entry) {
     return !enc_opt.wrap_pass && __atomic_load_n(&enc_entry_class[entry], __ATOMIC_ACQUIRE) == ENC_CLASS_PASS &&
@@ -117,6 +124,7 @@ void *enc_trampoline_enter(unsigned int index) {
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
     enc_core_ensure_init();
+    enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
     enc_tls_guard = 1;
     if (!enc_active) return 1;

@@ -84,6 +84,12 @@ int enc_is_ours(const void *addr);
 /* Look-ups used by dlsym and cuGetProcAddress. */
 int enc_find_export(const char *name);                             /* index or -1 */
 int enc_find_variant(const char *base, int version, int per_thread); /* index or -1 */
+/* Fill the per-entry class table from policy/ (once; thread-safe). Every
+ * path that reads the table (hooks, cuGetProcAddress, dlsym) ensures it. */
 void enc_interpose_init(void);
+extern int enc_interpose_ready;
+static inline void enc_interpose_ensure_init(void) {
+    if (__builtin_expect(!__atomic_load_n(&enc_interpose_ready, __ATOMIC_ACQUIRE), 0)) enc_interpose_init();
+}
 
 #endif
