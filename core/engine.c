@@ -657,7 +657,10 @@ static void release(sstate *st, enum enc_flush_reason why, int chunk_complete) {
     if (!st->held) return;
     __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&n_held, 1, __ATOMIC_RELAXED);
-    if (why != ENC_DIVERGED) ENC_TSTAT_ADD(flushes[why], 1);
+    if (why != ENC_DIVERGED) {
+        ENC_TSTAT_ADD(flushes[why], 1);
+        enc_stats_count_flush();
+    }
     uint32_t pos = 0;
     int arg = -1;
     hot *closest = NULL;

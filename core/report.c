@@ -37,6 +37,8 @@
  *                    "divergences_by_kind" {kernel, config, args, short},
  *                    "flushes" {stream_call, all_call, legacy_order,
  *                    deadline, chunk_end, capture, opaque_launch, exit},
+ *                    "flushes_by_call" {<CUDA entry point>: count} (the
+ *                    calls that issued held launches most often, at most 5),
  *                    "calls" {pass, launch, flush_stream, flush_all},
  *                    "deferred_ns", "deferred_samples", "disabled" (0/1),
  *                    "top_sequences" [{seq, length, hits, saved, kernels[],
@@ -619,6 +621,13 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
         snprintf(label, sizeof label, "  %s", enc_flush_labels[r]);
         enc_row_pct(&b, label, s->flushes[r], flushes);
     }
+    if (s->n_flush_calls > 0) {
+        bw_fmt(&b, "    flush points, by the CUDA call that issued held launches:\n");
+        for (int k = 0; k < s->n_flush_calls && k < ENC_FLUSH_CALLS_TOP; k++) {
+            snprintf(label, sizeof label, "    %s", s->flush_call_names[k] ? s->flush_call_names[k] : "?");
+            enc_row_pct(&b, label, s->flush_call_counts[k], flushes);
+        }
+    }
     if (s->deferred_samples) {
         double us = (double)s->deferred_ns / (double)s->deferred_samples / 1000.0;
         bw_fmt(&b, "  %-*s %10.2f us  (average of %s sampled launches)\n", ENC_LABEL_W, "encore time per held launch",
@@ -764,6 +773,11 @@ size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, co
     jw_raw(&w, "{", 1);
     for (int r = 0; r < ENC_FLUSH_REASON_COUNT; r++)
         jw_u64(&w, enc_flush_keys[r], s->flushes[r]);
+    jw_raw(&w, "}", 1);
+    jw_key(&w, "flushes_by_call");
+    jw_raw(&w, "{", 1);
+    for (int k = 0; k < s->n_flush_calls && k < ENC_FLUSH_CALLS_TOP; k++)
+        if (s->flush_call_names[k]) jw_u64(&w, s->flush_call_names[k], s->flush_call_counts[k]);
     jw_raw(&w, "}", 1);
     jw_key(&w, "calls");
     jw_raw(&w, "{", 1);

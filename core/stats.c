@@ -35,8 +35,40 @@ void enc_stats_touch(void) {
 }
 int enc_stats_touched(void) { return __atomic_load_n(&g_touched, __ATOMIC_RELAXED); }
 
+__thread int enc_flush_cause __attribute__((tls_model("initial-exec")));
+static const char *const *cause_names;
+static int n_cause_names;
+
+void enc_stats_set_cause_names(const char *const *names, int n) {
+    n_cause_names = n < ENC_MAX_CAUSES ? n : ENC_MAX_CAUSES;
+    __atomic_store_n(&cause_names, names, __ATOMIC_RELEASE);
+}
+
+/* Keep the ENC_FLUSH_CALLS_TOP largest cause counts, best first (ties: lower id). */
+static void top_causes(enc_summary *s, const uint64_t *by_cause) {
+    const char *const *names = __atomic_load_n(&cause_names, __ATOMIC_ACQUIRE);
+    if (!names) return;
+    for (int c = 0; c < n_cause_names; c++) {
+        uint64_t v = by_cause[c];
+        if (!v) continue;
+        int k = s->n_flush_calls;
+        if (k == ENC_FLUSH_CALLS_TOP && v <= s->flush_call_counts[k - 1]) continue;
+        if (k < ENC_FLUSH_CALLS_TOP) s->n_flush_calls++;
+        else k--;
+        while (k > 0 && s->flush_call_counts[k - 1] < v) {
+            s->flush_call_counts[k] = s->flush_call_counts[k - 1];
+            s->flush_call_names[k] = s->flush_call_names[k - 1];
+            k--;
+        }
+        s->flush_call_counts[k] = v;
+        s->flush_call_names[k] = names[c];
+    }
+}
+
 void enc_stats_snapshot(enc_summary *s) {
+    uint64_t by_cause[ENC_MAX_CAUSES]; /* 8 KiB of stack: snapshots are rare (exit) */
     memset(s, 0, sizeof *s);
+    memset(by_cause, 0, sizeof by_cause);
     for (enc_tstats *t = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE); t; t = t->next) {
 #define RD(f) __atomic_load_n(&t->f, __ATOMIC_RELAXED)
         for (int i = 0; i < ENC_CLASS_COUNT; i++) s->calls[i] += RD(calls[i]);
@@ -49,8 +81,10 @@ void enc_stats_snapshot(enc_summary *s) {
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
         s->deferred_ns += RD(deferred_ns);
         s->deferred_samples += RD(deferred_samples);
+        for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);
 #undef RD
     }
+    top_causes(s, by_cause);
     s->graphs_captured = __atomic_load_n(&g_captured, __ATOMIC_RELAXED);
     s->graphs_evicted = __atomic_load_n(&g_evicted, __ATOMIC_RELAXED);
     s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);

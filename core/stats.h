@@ -39,6 +39,9 @@ enum enc_divergence_kind {
     ENC_DIV_KIND_COUNT
 };
 
+#define ENC_FLUSH_CALLS_TOP 5   /* flush points listed by CUDA call */
+#define ENC_MAX_CAUSES 1024     /* entry ids a flush can be attributed to */
+
 typedef struct enc_summary {
     uint64_t calls[ENC_CLASS_COUNT];  /* hook calls per class (the program's own calls) */
     uint64_t launches_seen;           /* every kernel launch the program made */
@@ -51,6 +54,10 @@ typedef struct enc_summary {
     uint64_t divergences;
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT]; /* times held launches were released, per reason */
+    /* The CUDA calls that issued held launches most often (flush points), best first. */
+    int n_flush_calls;
+    const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
+    uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
     uint64_t deferred_ns;             /* CPU time spent in the deferring launch path (sampled) */
     uint64_t deferred_samples;
     int disabled;                     /* encore switched itself off after an internal failure */
@@ -90,6 +97,7 @@ typedef struct enc_tstats {
     uint64_t launches_seen, launches_replayed, launches_eager, graph_launches;
     uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
+    uint64_t flushes_by_cause[ENC_MAX_CAUSES];
     uint64_t deferred_ns, deferred_samples;
     struct enc_tstats *next;
 } enc_tstats;
@@ -105,6 +113,17 @@ static inline enc_tstats *enc_tstats_get(void) {
         enc_tstats *t_ = enc_tstats_get();                                        \
         if (t_) __atomic_store_n(&t_->field, t_->field + (v), __ATOMIC_RELAXED); \
     } while (0)
+
+/* Which CUDA call is flushing on this thread (entry id + 1; 0: none, e.g. a
+ * chunk that filled up or the deadline). Set by the caller of the core's
+ * flush functions; held launches they issue are counted against it. */
+extern __thread int enc_flush_cause __attribute__((tls_model("initial-exec")));
+/* Names for the cause ids (the interposer's entry names), registered once. */
+void enc_stats_set_cause_names(const char *const *names, int n);
+static inline void enc_stats_count_flush(void) {
+    int c = enc_flush_cause;
+    if (c > 0 && c <= ENC_MAX_CAUSES) ENC_TSTAT_ADD(flushes_by_cause[c - 1], 1);
+}
 
 /* Rare events, recorded under the stats lock. */
 uint64_t enc_stats_new_seq(uint32_t length, const char *k0, const char *k1, const char *k2);

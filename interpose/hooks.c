@@ -29,6 +29,7 @@ static void interpose_init_once(void) {
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
     }
+    enc_stats_set_cause_names(enc_entry_names, ENC_ENTRY_COUNT); /* flushes are counted by entry id */
     __atomic_store_n(&enc_interpose_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -130,6 +131,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (!enc_active) return 1;
     enc_stats_count_call(cls);
     unsigned char flags = enc_entry_flags[entry];
+    enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
     if (flags & ENC_F_UNLOAD) enc_core_module_unload();
     int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
     if ((flags & ENC_F_STREAM_DESTROY) && one_stream)
@@ -141,6 +143,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
                               (flags & ENC_F_CAPTURE_BEGIN) ? ENC_FLUSH_CAPTURE : ENC_FLUSH_STREAM_CALL);
     else if (cls != ENC_CLASS_PASS)
         enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* flush-all, unknown, or a stream call without one stream */
+    enc_flush_cause = 0;
     if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
     return 1;
 }

@@ -297,6 +297,7 @@ ZERO_SUMMARY = {
     "divergences_by_kind": {k: 0 for k in ("kernel", "config", "args", "short")},
     "flushes": {k: 0 for k in ("stream_call", "all_call", "legacy_order", "deadline", "chunk_end", "capture",
                                "opaque_launch", "exit")},
+    "flushes_by_call": {},
     "calls": {k: 0 for k in ("pass", "launch", "flush_stream", "flush_all")},
 }
 

@@ -38,7 +38,7 @@ EVENT_KEYS = {
     "warning": {"message"},
     "summary": {"version", "launches_seen", "launches_replayed", "launches_eager", "replay_pct",
                 "graphs_captured", "graph_launches", "graphs_evicted", "capture_failures", "divergences",
-                "divergences_by_kind", "flushes", "calls", "deferred_ns", "deferred_samples", "disabled",
+                "divergences_by_kind", "flushes", "flushes_by_call", "calls", "deferred_ns", "deferred_samples", "disabled",
                 "top_sequences", "top_divergences"},
 }
 DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "config",
@@ -58,7 +58,8 @@ WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "shor
 
 def parse_table(text):
     """Numbers of the table, keyed like the JSON summary."""
-    t = {"divergences_by_kind": {}, "flushes": {}, "calls": {}, "top_sequences": [], "top_divergences": []}
+    t = {"divergences_by_kind": {}, "flushes": {}, "flushes_by_call": {}, "calls": {}, "top_sequences": [],
+         "top_divergences": []}
     section = "main"
     for line in text.splitlines():
         if line.startswith("  top sequences"):
@@ -70,7 +71,13 @@ def parse_table(text):
         if line.startswith("  hook calls by class"):
             section = "calls"
             continue
+        if line.startswith("    flush points, by the CUDA call"):
+            section = "flushcalls"
+            continue
         m = re.match(r"^  (\s*)(\S.*?)\s+([\d,]+)(?:\s+([\d.]+)%)?$", line)
+        if section == "flushcalls" and m:
+            t["flushes_by_call"][m.group(2)] = num(m.group(3))
+            continue
         if section in ("main", "calls") and m:
             label, value, pct = m.group(2), num(m.group(3)), m.group(4)
             if section == "calls":
@@ -132,6 +139,9 @@ def main():
     check("table == summary: flushes (non-zero reasons)", t["flushes"] == nonzero,
           f"table {t['flushes']} json {nonzero}")
     check("table == summary: calls", t["calls"] == s["calls"], f"table {t['calls']} json {s['calls']}")
+    check("table == summary: flush points by CUDA call", t["flushes_by_call"] == s["flushes_by_call"],
+          f"table {t['flushes_by_call']} json {s['flushes_by_call']}")
+    check("summary: flush points by CUDA call are listed", len(s["flushes_by_call"]) == 2)
     js = [{k: q[k] for k in ("seq", "length", "hits", "saved", "evicted")} for q in s["top_sequences"]]
     check("table == summary: top sequences, same order", t["top_sequences"] == js,
           f"table {t['top_sequences']}\n     json  {js}")

@@ -71,6 +71,11 @@ static void fill_fake(void)
     fake_summary.flushes[ENC_FLUSH_ALL_CALL] = 77;
     fake_summary.flushes[ENC_FLUSH_DEADLINE] = 9;
     fake_summary.flushes[ENC_FLUSH_EXIT] = 1;
+    fake_summary.n_flush_calls = 2;
+    fake_summary.flush_call_names[0] = "cuStreamSynchronize";
+    fake_summary.flush_call_counts[0] = 3000;
+    fake_summary.flush_call_names[1] = "cuMemcpyDtoHAsync";
+    fake_summary.flush_call_counts[1] = 1000;
     fake_summary.deferred_ns = 123456789;
     fake_summary.deferred_samples = 150000;
 
