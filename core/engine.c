@@ -1051,7 +1051,8 @@ static CUresult call_real(const enc_launch *l) {
  * for every blocking stream and the other way round, so before anything is
  * enqueued on one side, what is held on the other side must be issued. */
 static void legacy_order(sstate *st) {
-    if (__atomic_load_n(&n_held, __ATOMIC_RELAXED) == 0) return;
+    int held = __atomic_load_n(&n_held, __ATOMIC_RELAXED);
+    if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return; /* only st itself */
     if (st->kind == K_EXPLICIT && !st->blocking) return;
     int n = __atomic_load_n(&nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
