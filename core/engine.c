@@ -1332,6 +1332,17 @@ static void at_exit(void) {
     enc_report_at_exit();
 }
 
+/* A forked child inherits the parent's held launches and stream states but
+ * not the threads (driver workers, the deadline thread) or, in CUDA, a usable
+ * context: issuing or waiting for the parent's work there can only hang or
+ * fail. Once the parent has used streams through encore, the child passes
+ * every call straight through. */
+static void after_fork_in_child(void) {
+    if (!__atomic_load_n(&nstates, __ATOMIC_ACQUIRE)) return; /* nothing of the parent's: stay active */
+    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    ENC_DEBUG("forked child: passing every call straight through (the CUDA state is the parent's)");
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_once_fn(void) {
     enc_tls_guard++;
@@ -1348,6 +1359,7 @@ static void init_once_fn(void) {
         memcpy(&enc_audit_leave, &x, sizeof x);
     }
     atexit(at_exit);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
     __atomic_store_n(&enc_active, active, __ATOMIC_RELEASE);
     __atomic_store_n(&enc_initialized, 1, __ATOMIC_RELEASE);
     enc_tls_guard--;

@@ -156,9 +156,20 @@ SIM_EXPORT void simcuda_get_stats(unsigned long long *kernels, unsigned long lon
     if (graph_kernels) *graph_kernels = atomic_load(&g_stat_graph_kernels);
 }
 
+/* Like the real driver, a forked child cannot use what its parent
+ * initialised (the stream workers are not there): every call that needs
+ * the driver initialised fails in it. */
+static atomic_int g_forked_child;
+static void after_fork_in_child(void) {
+    if (atomic_load(&g_initialized)) atomic_store(&g_forked_child, 1);
+}
+
 CUresult sim_check_init(void) {
+    if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
     return atomic_load(&g_initialized) ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
+
+static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
 
 static double now_ms(void) {
     struct timespec ts;
@@ -170,7 +181,10 @@ static double now_ms(void) {
 /* init and device                                                          */
 /* ------------------------------------------------------------------------ */
 CUresult cuInit(unsigned int Flags) {
+    static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
+    pthread_once(&fork_once, register_fork_handler);
     atomic_store(&g_initialized, 1);
     return CUDA_SUCCESS;
 }
