@@ -89,6 +89,11 @@ int enc_driver_resolve(void) {
     ENC_RESOLVE(kernelGetParamInfo, "cuKernelGetParamInfo", 12040);
     ENC_RESOLVE(funcGetName, "cuFuncGetName", 12030);
     ENC_RESOLVE(kernelGetName, "cuKernelGetName", 12030);
+    ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
+    ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
+    ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
+    ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
+    ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
     if (missing) ENC_DEBUG("the driver lacks %s", missing);
     missing = NULL;
     ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */

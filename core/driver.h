@@ -32,6 +32,12 @@ typedef struct enc_driver {
     PFN_cuEventCreate_v2000 eventCreate;
     PFN_cuEventRecord_v2000 eventRecord;
     PFN_cuStreamWaitEvent_v3020 streamWaitEvent;
+    /* optional: patching changed arguments into a captured graph */
+    PFN_cuGraphGetNodes_v10000 graphGetNodes;
+    PFN_cuGraphNodeGetDependencies_v10000 graphNodeGetDependencies;
+    PFN_cuGraphNodeGetType_v10000 graphNodeGetType;
+    PFN_cuGraphKernelNodeGetParams_v10000 graphKernelNodeGetParams;
+    PFN_cuGraphExecKernelNodeSetParams_v10010 graphExecKernelNodeSetParams;
 } enc_driver;
 
 extern enc_driver enc_drv;

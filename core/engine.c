@@ -54,6 +54,9 @@ void (*enc_audit_leave)(void);
 #define MAX_STATES 4096
 #define CAND_CAP 1024
 #define ROOT 0
+#define STRUCT_SALT 0x5f3759df9e3779b9ULL /* keeps structural candidates apart from exact ones */
+
+static inline uint64_t shash_step(uint64_t h, uint64_t sfp) { return (h ^ sfp) * 0x9e3779b97f4a7c15ULL + 1; }
 
 static inline uint64_t now_ns(void) {
     struct timespec ts;
@@ -207,6 +210,10 @@ typedef struct hot {
     rec *recs;
     unsigned char *arena;
     CUgraphExec exec;
+    /* For patching: the captured graph (kept: node handles are its) and its
+     * kernel node for each launch, in order; NULL when not patchable. */
+    CUgraph graph;
+    CUgraphNode *gnodes;
     uint64_t hits, last_used;
     uint64_t chunk_hash;
     struct hot *next_in_node;
@@ -258,7 +265,8 @@ typedef struct sstate {
     int anchor_set;
     uint64_t anchor_sfp, anchor_afp;
     int fully_replayed;
-    uint64_t chunk_hash;
+    uint64_t chunk_hash;  /* structure and arguments of the launches so far */
+    uint64_t chunk_shash; /* their structure alone (learning for patching) */
 
     int open;          /* n > 0, written atomically: read without the lock by flush_all */
 
@@ -650,6 +658,121 @@ static void eager_issue_held(sstate *st) {
     ENC_TSTAT_ADD(launches_eager, st->n);
 }
 
+/* ---- patching changed arguments into a graph ------------------------------------- */
+
+/* The kernel nodes of a graph captured from recs[0..n), in launch order, or
+ * NULL. Capturing one stream gives a chain: node i depends on node i - 1
+ * alone. Each node is checked against its launch (kernel, function,
+ * arguments), so a node is patched only where it is certain which launch it
+ * is. */
+static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char *arena, uint32_t n) {
+    if (!enc_drv.graphGetNodes || !enc_drv.graphNodeGetDependencies || !enc_drv.graphNodeGetType ||
+        !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
+        return NULL;
+    size_t cnt = 0;
+    if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) return NULL;
+    CUgraphNode *all = malloc(n * sizeof *all), *chain = malloc(n * sizeof *chain);
+    int32_t *dep = malloc(n * sizeof *dep);
+    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
+    for (uint32_t i = 0; ok && i < n; i++) { /* each node's single dependency, as an index */
+        CUgraphNode d[2];
+        size_t nd = 2;
+        ok = enc_drv.graphNodeGetDependencies(all[i], d, &nd) == CUDA_SUCCESS && nd <= 1;
+        dep[i] = -1;
+        for (uint32_t j = 0; ok && nd == 1 && j < n; j++)
+            if (all[j] == d[0]) dep[i] = (int32_t)j;
+        if (ok && nd == 1 && dep[i] < 0) ok = 0;
+    }
+    int32_t prev = -1;
+    for (uint32_t i = 0; ok && i < n; i++) { /* walk the chain from its root */
+        int32_t next = -1;
+        for (uint32_t j = 0; j < n; j++)
+            if (dep[j] == prev) {
+                if (next >= 0) { ok = 0; break; } /* a fork: not a chain */
+                next = (int32_t)j;
+            }
+        if (next < 0) ok = 0;
+        if (!ok) break;
+        chain[i] = all[next];
+        prev = next;
+        CUgraphNodeType type;
+        CUDA_KERNEL_NODE_PARAMS_v1 kp;
+        const rec *r = &recs[i];
+        ok = enc_drv.graphNodeGetType(chain[i], &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
+             enc_drv.graphKernelNodeGetParams(chain[i], &kp) == CUDA_SUCCESS && kp.func == r->f &&
+             kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
+             kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
+             kp.sharedMemBytes == r->smem && (r->L->nparams == 0 || kp.kernelParams);
+        for (uint32_t j = 0; ok && j < r->L->nparams; j++)
+            ok = kp.kernelParams[j] &&
+                 memcmp(kp.kernelParams[j], arena + r->arg_off + r->L->off[j], r->L->off[r->L->nparams + j]) == 0;
+    }
+    free(all);
+    free(dep);
+    if (!ok) { free(chain); return NULL; }
+    return chain;
+}
+
+/* A hot chunk ending at st->node whose launches all have the held launches'
+ * structure, differing in the arguments of at most half of them (and only
+ * where no launch attribute is set), or NULL: the one with fewest
+ * differences. */
+static hot *patchable(sstate *st) {
+    if (!enc_opt.patch) return NULL;
+    hot *best = NULL;
+    uint32_t best_k = UINT32_MAX;
+    for (hot *v = st->nodes[st->node].variants; v; v = v->next_in_node) {
+        if (v->len != st->n || !v->gnodes) continue;
+        uint32_t k = 0, i = 0;
+        for (; i < st->n; i++) {
+            if (!same_structure(&st->recs[i], st->arena, &v->recs[i], v->arena)) break;
+            if (!same_args(&st->recs[i], st->arena, &v->recs[i], v->arena) && (st->recs[i].nattrs || ++k > st->n / 2))
+                break;
+        }
+        if (i == st->n && k < best_k) { best = v; best_k = k; }
+    }
+    return best;
+}
+
+/* Write the held launches' arguments into v's graph where they differ, then
+ * launch it. Returns 1 if the launch went out; 0 if patching failed (v is
+ * dropped: its graph may be half patched) and the caller issues eagerly. */
+static int patch_and_launch(sstate *st, hot *v) {
+    int pushed, side;
+    CUstream s = begin_issue(st, &pushed, &side);
+    void *ptrs[MAX_PARAMS];
+    CUresult r = CUDA_SUCCESS;
+    for (uint32_t i = 0; i < st->n && r == CUDA_SUCCESS; i++) {
+        const rec *h = &st->recs[i];
+        if (same_args(h, st->arena, &v->recs[i], v->arena)) continue;
+        for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = st->arena + h->arg_off + h->L->off[j];
+        CUDA_KERNEL_NODE_PARAMS_v1 kp = {
+            .func = h->f, .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
+            .blockDimX = h->block[0], .blockDimY = h->block[1], .blockDimZ = h->block[2],
+            .sharedMemBytes = h->smem, .kernelParams = h->L->nparams ? ptrs : NULL, .extra = NULL};
+        r = enc_drv.graphExecKernelNodeSetParams(v->exec, v->gnodes[i], &kp);
+        if (r == CUDA_SUCCESS) { /* v now holds these arguments */
+            memcpy(v->arena + v->recs[i].arg_off, st->arena + h->arg_off, h->L->argbytes);
+            v->recs[i].afp = h->afp;
+        }
+    }
+    if (r == CUDA_SUCCESS) r = AUDITED(enc_drv.graphLaunch(v->exec, s));
+    end_issue(st, pushed, side);
+    if (r != CUDA_SUCCESS) {
+        ENC_WARN_ONCE("patching arguments into a captured graph failed (CUDA error %d); that sequence now runs "
+                      "eagerly when its arguments change", (int)r);
+        drop_hot(st, v, 0);
+        return 0;
+    }
+    v->hits++;
+    v->last_used = ++st->use_clock;
+    enc_stats_seq_hit(v->id, v->hits);
+    ENC_TSTAT_ADD(graph_launches, 1);
+    ENC_TSTAT_ADD(graph_launches_patched, 1);
+    ENC_TSTAT_ADD(launches_replayed, st->n);
+    return 1;
+}
+
 /* Issue what st holds: one graph launch if a hot chunk matches exactly,
  * else every held launch in order. Called with st->mu held. */
 #define ENC_DIVERGED ((enum enc_flush_reason)-1)
@@ -681,6 +804,11 @@ static void release(sstate *st, enum enc_flush_reason why, int chunk_complete) {
         }
         ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
         drop_hot(st, v, 0);
+    } else if ((v = patchable(st)) != NULL) {
+        if (patch_and_launch(st, v)) {
+            if (chunk_complete) st->fully_replayed = 1;
+            return;
+        }
     } else if (closest && pos < st->n) {
         note_divergence(ENC_DIV_ARGS, closest->recs[pos].L, st->recs[pos].L, arg, pos);
     } else if (why != ENC_DIVERGED) {
@@ -737,7 +865,9 @@ static void drop_hot(sstate *st, hot *v, int evicted) {
     if (c) { c->state = evicted ? 0 : 2; c->count = 0; }
     enc_tls_guard++;
     enc_drv.graphExecDestroy(v->exec); /* an in-flight launch completes first */
+    if (v->graph) enc_drv.graphDestroy(v->graph);
     enc_tls_guard--;
+    free(v->gnodes);
     if (evicted) {
         enc_stats_graph_evicted();
         enc_stats_seq_evicted(v->id);
@@ -825,6 +955,10 @@ static void capture(sstate *st, cand *c) {
     }
     uint64_t t1 = now_ns();
     if (!what && (r = enc_drv.graphInstantiate(&v->exec, g, 0)) != CUDA_SUCCESS) what = "cuGraphInstantiate";
+    if (!what && enc_opt.patch && (v->gnodes = chain_nodes(g, recs, arena, st->n)) != NULL) {
+        v->graph = g; /* kept: its node handles name the nodes to patch */
+        g = NULL;
+    }
     if (g) enc_drv.graphDestroy(g);
     leave_ctx(pushed);
     pthread_rwlock_unlock(&capture_rw);
@@ -844,15 +978,16 @@ static void capture(sstate *st, cand *c) {
     if (node == UINT32_MAX) {
         enc_tls_guard++;
         enc_drv.graphExecDestroy(v->exec);
+        if (v->graph) enc_drv.graphDestroy(v->graph);
         enc_tls_guard--;
-        free(v); free(recs); free(arena);
+        free(v->gnodes); free(v); free(recs); free(arena);
         return;
     }
     v->len = st->n;
     v->node = node;
     v->recs = recs;
     v->arena = arena;
-    v->chunk_hash = st->chunk_hash;
+    v->chunk_hash = c->hash; /* the candidate it came from (exact or structural) */
     v->last_used = ++st->use_clock;
     v->next_in_node = st->nodes[node].variants;
     st->nodes[node].variants = v;
@@ -882,12 +1017,21 @@ static void end_chunk(sstate *st, enum enc_flush_reason why) {
     if (!st->fully_replayed && !st->sparse && !st->poisoned && st->n >= (uint32_t)enc_opt.min_chunk) {
         cand *c = cand_find(st, st->chunk_hash, 1);
         if (c && c->state == 0 && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c);
+        /* The same structure with other arguments (a step counter, say) is
+         * worth a graph too when the arguments can be patched in: count it
+         * apart, and capture the chunk as it is now. */
+        cand *sc = enc_opt.patch ? cand_find(st, st->chunk_shash ^ STRUCT_SALT, 1) : NULL;
+        if (sc && sc->state == 0) {
+            if (c && c->state == 1) sc->state = 1; /* just captured, exactly */
+            else if (++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc);
+        }
     }
     st->n = 0;
     st->arena_used = 0;
     st->poisoned = 0;
     st->fully_replayed = 0;
     st->chunk_hash = 0;
+    st->chunk_shash = 0;
     __atomic_store_n(&st->open, 0, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&n_open, 1, __ATOMIC_RELAXED);
 }
@@ -996,6 +1140,7 @@ static int record(sstate *st, const enc_launch *l, const layout *L) {
     r->afp = XXH3_64bits(args, L->argbytes);
     uint64_t pair[2] = {r->sfp, r->afp};
     st->chunk_hash = XXH3_64bits_withSeed(pair, sizeof pair, st->chunk_hash);
+    st->chunk_shash = shash_step(st->chunk_shash, r->sfp);
     st->arena_used += need;
     return 0;
 }
@@ -1010,11 +1155,12 @@ static inline void open_chunk(sstate *st) {
 
 /* The launch just recorded at recs[n] is the anchor: end the chunk before it
  * and make it the first launch of the next one. */
-static void cut_before_last(sstate *st, uint64_t hash_before) {
+static void cut_before_last(sstate *st, uint64_t hash_before, uint64_t shash_before) {
     rec r = st->recs[st->n];
     size_t off = r.arg_off, len = st->arena_used - off;
     st->arena_used = off;
     st->chunk_hash = hash_before;
+    st->chunk_shash = shash_before;
     end_chunk(st, ENC_FLUSH_CHUNK_END);
     memmove(st->arena, st->arena + off, len);
     r.arg_off -= (uint32_t)off;
@@ -1023,6 +1169,7 @@ static void cut_before_last(sstate *st, uint64_t hash_before) {
     st->arena_used = len;
     uint64_t pair[2] = {r.sfp, r.afp};
     st->chunk_hash = XXH3_64bits_withSeed(pair, sizeof pair, 0);
+    st->chunk_shash = shash_step(0, r.sfp);
     open_chunk(st);
 }
 
@@ -1127,7 +1274,7 @@ CUresult enc_core_launch(const enc_launch *l) {
     }
     uint64_t t0 = (st->use_clock & 63) == 0 ? now_ns() : 0;
     open_chunk(st);
-    uint64_t hash_before = st->chunk_hash;
+    uint64_t hash_before = st->chunk_hash, shash_before = st->chunk_shash;
     int recorded = record(st, l, L) == 0;
     if (!recorded) {
         st->poisoned = 1;
@@ -1140,7 +1287,7 @@ CUresult enc_core_launch(const enc_launch *l) {
                st->recs[st->n].afp == st->anchor_afp) {
         /* not before half a chunk: an anchor that recurs inside the loop body
          * would otherwise cut it into many small graphs */
-        cut_before_last(st, hash_before);
+        cut_before_last(st, hash_before, shash_before);
     }
 
     if (st->held) {

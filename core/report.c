@@ -32,7 +32,8 @@
  *   summary          the numbers of the report table:
  *                    "version", "launches_seen", "launches_replayed",
  *                    "launches_eager", "replay_pct" (one decimal),
- *                    "graphs_captured", "graph_launches", "graphs_evicted",
+ *                    "graphs_captured", "graph_launches",
+ *                    "graph_launches_patched", "graphs_evicted",
  *                    "capture_failures", "divergences",
  *                    "divergences_by_kind" {kernel, config, args, short},
  *                    "flushes" {stream_call, all_call, legacy_order,
@@ -604,6 +605,7 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
     enc_row_pct(&b, "  launched eagerly (one by one)", s->launches_eager, s->launches_seen);
     enc_row(&b, "graphs captured", s->graphs_captured);
     enc_row(&b, "  graph launches (replays)", s->graph_launches);
+    enc_row(&b, "    with arguments patched in", s->graph_launches_patched);
     enc_row(&b, "  evicted (ENCORE_MAX_GRAPHS)", s->graphs_evicted);
     enc_row(&b, "  capture failures", s->capture_failures);
     enc_row(&b, "divergences", s->divergences);
@@ -761,6 +763,7 @@ size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, co
     jw_double(&w, "replay_pct", enc_pct(s->launches_replayed, s->launches_seen), 1);
     jw_u64(&w, "graphs_captured", s->graphs_captured);
     jw_u64(&w, "graph_launches", s->graph_launches);
+    jw_u64(&w, "graph_launches_patched", s->graph_launches_patched);
     jw_u64(&w, "graphs_evicted", s->graphs_evicted);
     jw_u64(&w, "capture_failures", s->capture_failures);
     jw_u64(&w, "divergences", s->divergences);

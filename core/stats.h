@@ -49,6 +49,7 @@ typedef struct enc_summary {
     uint64_t launches_eager;          /* issued one by one (never held or held then released) */
     uint64_t graphs_captured;
     uint64_t graph_launches;          /* replays */
+    uint64_t graph_launches_patched;  /* of those, with changed arguments patched into the graph first */
     uint64_t graphs_evicted;
     uint64_t capture_failures;
     uint64_t divergences;
@@ -94,7 +95,7 @@ int enc_stats_touched(void);
  * no locked instruction); snapshots read them with relaxed loads. */
 typedef struct enc_tstats {
     uint64_t calls[ENC_CLASS_COUNT];
-    uint64_t launches_seen, launches_replayed, launches_eager, graph_launches;
+    uint64_t launches_seen, launches_replayed, launches_eager, graph_launches, graph_launches_patched;
     uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];

@@ -292,7 +292,7 @@ def check_expectations(args, vals, enc, failures, notes):
 
 # The summary's counters, all zero: what a pass-through run that wrote no log amounts to.
 ZERO_SUMMARY = {
-    "launches_seen": 0, "launches_replayed": 0, "launches_eager": 0, "graphs_captured": 0, "graph_launches": 0,
+    "launches_seen": 0, "launches_replayed": 0, "launches_eager": 0, "graphs_captured": 0, "graph_launches": 0, "graph_launches_patched": 0,
     "graphs_evicted": 0, "capture_failures": 0, "divergences": 0, "disabled": 0,
     "divergences_by_kind": {k: 0 for k in ("kernel", "config", "args", "short")},
     "flushes": {k: 0 for k in ("stream_call", "all_call", "legacy_order", "deadline", "chunk_end", "capture",

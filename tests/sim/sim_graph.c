@@ -294,6 +294,24 @@ CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *num
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* cuGraphNodeGetDependencies as of CUDA 10.0 (cuda.h maps the name to the
+ * newer _v2, with edge data, which the simulator does not have). */
+CUresult sim_graph_node_get_dependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!numDependencies) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_node *n = node_get(hNode);
+    if (n) {
+        if (dependencies)
+            for (size_t i = 0; i < *numDependencies; i++)
+                dependencies[i] = i < (size_t)n->ndeps ? (CUgraphNode)n->deps[i] : NULL;
+        *numDependencies = (size_t)n->ndeps;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
     CUresult rc = sim_check_init();
     if (rc) return rc;

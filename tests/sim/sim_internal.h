@@ -246,4 +246,6 @@ extern atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels
 /* ---- memory helpers (sim_core.c) ---- */
 bool sim_is_pinned(const void *p, size_t n);
 
+CUresult sim_graph_node_get_dependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies);
+
 #endif

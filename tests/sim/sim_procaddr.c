@@ -240,6 +240,7 @@ static void procs_init(void) {
     E(cuGraphGetNodes, 10000, cuGraphGetNodes);
     E(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes);
     E(cuGraphNodeGetType, 10000, cuGraphNodeGetType);
+    E(cuGraphNodeGetDependencies, 10000, sim_graph_node_get_dependencies);
     E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams);
     E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2);
     E(cuGraphKernelNodeSetParams, 10000, cuGraphKernelNodeSetParams);

@@ -37,7 +37,7 @@ EVENT_KEYS = {
     "evict": {"seq", "hits"},
     "warning": {"message"},
     "summary": {"version", "launches_seen", "launches_replayed", "launches_eager", "replay_pct",
-                "graphs_captured", "graph_launches", "graphs_evicted", "capture_failures", "divergences",
+                "graphs_captured", "graph_launches", "graph_launches_patched", "graphs_evicted", "capture_failures", "divergences",
                 "divergences_by_kind", "flushes", "flushes_by_call", "calls", "deferred_ns", "deferred_samples", "disabled",
                 "top_sequences", "top_divergences"},
 }
@@ -51,7 +51,8 @@ CALL_LABELS = {"pass (straight through)": "pass", "launch": "launch", "flush-str
                "flush-all": "flush_all"}
 TOP_LABELS = {"kernel launches seen": "launches_seen", "replayed through graphs": "launches_replayed",
               "launched eagerly (one by one)": "launches_eager", "graphs captured": "graphs_captured",
-              "graph launches (replays)": "graph_launches", "evicted (ENCORE_MAX_GRAPHS)": "graphs_evicted",
+              "graph launches (replays)": "graph_launches", "with arguments patched in": "graph_launches_patched",
+              "evicted (ENCORE_MAX_GRAPHS)": "graphs_evicted",
               "capture failures": "capture_failures", "divergences": "divergences"}
 WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "short"}
 

@@ -85,6 +85,7 @@ static const struct good goods[] = {
     {"ENCORE_PRINT_CONFIG", "true", 1, NULL},
     {"ENCORE_STATS", "1", 1, NULL},
     {"ENCORE_WRAP_PASS", "yes", 1, NULL},
+    {"ENCORE_PATCH", "off", 0, NULL},
 };
 
 /* ---- bad values of every non-string row --------------------------------------- */
@@ -113,6 +114,7 @@ static const struct bad bads[] = {
     {"ENCORE_PRINT_CONFIG", "nope", "ENCORE_PRINT_CONFIG=nope is not a valid boolean"},
     {"ENCORE_STATS", "enable", "ENCORE_STATS=enable is not a valid boolean"},
     {"ENCORE_WRAP_PASS", "2", "ENCORE_WRAP_PASS=2 is not a valid boolean"},
+    {"ENCORE_PATCH", "sometimes", "ENCORE_PATCH=sometimes is not a valid boolean"},
 };
 
 /* ---- threads ------------------------------------------------------------------------ */
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 16);
+        EXPECT_EQ_INT(enc_option_count, 17);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
@@ -149,6 +151,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.print_config, 0);
         EXPECT_EQ_INT(enc_opt.stats, 0);
         EXPECT_EQ_INT(enc_opt.wrap_pass, 0);
+        EXPECT_EQ_INT(enc_opt.patch, 1);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);

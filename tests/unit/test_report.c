@@ -60,6 +60,7 @@ static void fill_fake(void)
     fake_summary.launches_eager = 34567;
     fake_summary.graphs_captured = 14;
     fake_summary.graph_launches = 50000;
+    fake_summary.graph_launches_patched = 1234;
     fake_summary.graphs_evicted = 3;
     fake_summary.capture_failures = 1;
     fake_summary.divergences = 310;
