@@ -7,7 +7,7 @@
 //
 //   bench_launch [--k K] [--iters N] [--warmup W] [--graph]
 //                [--stream legacy|per-thread|nonblocking] [--rotate N]
-//                [--random] [--seed S] [--n ELEMS]
+//                [--random] [--step] [--seed S] [--n ELEMS]
 //
 //   --graph     capture one iteration (per buffer set with --rotate) on a
 //               private non-blocking stream with cudaStreamBeginCapture and
@@ -19,6 +19,10 @@
 //               per iteration (the same kernels, other argument bytes)
 //   --random    every iteration a fresh random kernel/argument sequence from
 //               a seeded generator: nothing ever repeats (no --graph)
+//   --step      the first kernel of each iteration takes the iteration number
+//               by value (a step counter); with --graph the program patches
+//               it into its graph every iteration (cudaGraphExecKernelNodeSetParams),
+//               as a hand-written graph user would
 //
 // Output: one line
 //   RESULT bench=launch ... us_per_iter=<mean wall us per iteration>
@@ -74,7 +78,7 @@ __global__ void k_mix3(uint32_t *z, const uint32_t *x, const uint32_t *y, int n)
 }
 
 struct cfg {
-    int k, iters, warmup, graph, rotate, random, n;
+    int k, iters, warmup, graph, rotate, random, step, n;
     uint64_t seed;
     const char *stream;
 };
@@ -89,6 +93,19 @@ static void launch_one(int kind, uint32_t *d, uint32_t *a, uint32_t *b, uint32_t
     case 2: k_rotl<<<g_grid, BLOCK, 0, s>>>(d, c1, n); break;
     default: k_mix3<<<g_grid, BLOCK, 0, s>>>(d, a, b, n); break;
     }
+}
+
+// --graph --step: write this iteration's step into the graph's first kernel.
+static void graph_set_step(cudaGraphExec_t e, cudaGraphNode_t node, uint32_t *d, uint32_t *a, long it, int n) {
+    uint32_t c1 = (2u * (uint32_t)it + 1u) | 1u, c2 = 0;
+    void *args[] = {&d, &a, &c1, &c2, &n};
+    cudaKernelNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.func = (void *)k_muladd;
+    p.gridDim = dim3((unsigned)g_grid);
+    p.blockDim = dim3(BLOCK);
+    p.kernelParams = args;
+    CK(cudaGraphExecKernelNodeSetParams(e, node, &p));
 }
 
 // One iteration's K launches. `it` selects the buffer set (--rotate); with
@@ -111,14 +128,15 @@ static void launch_iteration(const struct cfg *c, uint32_t **bufs, long it, uint
         uint32_t *d = set[j % BUFS_PER_SET];
         uint32_t *a = set[(j + 1) % BUFS_PER_SET];
         uint32_t *b = set[(j + 2) % BUFS_PER_SET];
-        launch_one(j, d, a, b, 2u * (uint32_t)j + 1u, (uint32_t)j * 0x9E37u, c->n, s);
+        uint32_t c1 = c->step && j == 0 ? 2u * (uint32_t)it + 1u : 2u * (uint32_t)j + 1u;
+        launch_one(j, d, a, b, c1, (uint32_t)j * 0x9E37u, c->n, s);
     }
 }
 
 static void usage(void) {
     fprintf(stderr,
             "usage: bench_launch [--k K] [--iters N] [--warmup W] [--graph] [--stream legacy|per-thread|nonblocking]\n"
-            "                    [--rotate N] [--random] [--seed S] [--n ELEMS]\n");
+            "                    [--rotate N] [--random] [--step] [--seed S] [--n ELEMS]\n");
     exit(2);
 }
 
@@ -128,7 +146,7 @@ int main(int argc, char **argv) {
 #else
     const char *binary_default = "legacy";
 #endif
-    struct cfg c = {100, -1, -1, 0, 1, 0, 256, 12345, binary_default};
+    struct cfg c = {100, -1, -1, 0, 1, 0, 0, 256, 12345, binary_default};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -141,11 +159,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--stream")) { if (!v) usage(); c.stream = v; i++; }
         else if (!strcmp(a, "--graph")) c.graph = 1;
         else if (!strcmp(a, "--random")) c.random = 1;
+        else if (!strcmp(a, "--step")) c.step = 1;
         else usage();
     }
     if (strcmp(c.stream, "legacy") && strcmp(c.stream, "per-thread") && strcmp(c.stream, "nonblocking")) usage();
     if (c.graph && c.random) {
         fprintf(stderr, "bench_launch: --graph and --random do not combine (a graph of a sequence that never repeats)\n");
+        return 3;
+    }
+    if (c.graph && c.step && c.rotate != 1) {
+        fprintf(stderr, "bench_launch: --graph --step takes no --rotate\n");
         return 3;
     }
     if (c.iters < 0) {
@@ -179,6 +202,8 @@ int main(int argc, char **argv) {
 
     // --graph: one graph per buffer set, captured on a private stream.
     cudaGraphExec_t *execs = NULL;
+    cudaGraph_t step_graph = NULL;
+    cudaGraphNode_t step_node = NULL; // --graph --step: the node of the first kernel
     double capture_us = 0;
     if (c.graph) {
         uint64_t t0 = bench_now_ns();
@@ -191,7 +216,13 @@ int main(int argc, char **argv) {
             CK(cudaStreamEndCapture(cap, &g));
             CK(cudaGraphInstantiate(&execs[r], g, 0));
             CK(cudaGraphUpload(execs[r], s));
-            CK(cudaGraphDestroy(g));
+            if (c.step) { // the root of the captured chain is the first launch
+                size_t nroot = 1;
+                CK(cudaGraphGetRootNodes(g, &step_node, &nroot));
+                step_graph = g;
+            } else {
+                CK(cudaGraphDestroy(g));
+            }
         }
         CK(cudaStreamSynchronize(s));
         capture_us = (double)(bench_now_ns() - t0) / 1e3;
@@ -203,6 +234,7 @@ int main(int argc, char **argv) {
     uint64_t w0 = bench_now_ns(), first_ns = 0;
     for (int w = 0; w < c.warmup; w++, it++) {
         uint64_t t0 = bench_now_ns();
+        if (c.graph && step_node) graph_set_step(execs[0], step_node, bufs[0], bufs[1], it, c.n);
         if (c.graph) CK(cudaGraphLaunch(execs[it % c.rotate], s));
         else launch_iteration(&c, bufs, it, &rng, s);
         CK(cudaStreamSynchronize(s));
@@ -218,6 +250,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < c.iters; i++, it++) {
         uint64_t t0 = bench_now_ns();
         uint64_t c0 = bench_thread_cpu_ns();
+        if (c.graph && step_node) graph_set_step(execs[0], step_node, bufs[0], bufs[1], it, c.n);
         if (c.graph) cudaGraphLaunch(execs[it % c.rotate], s);
         else launch_iteration(&c, bufs, it, &rng, s);
         cpu_ns += bench_thread_cpu_ns() - c0;
@@ -252,6 +285,7 @@ int main(int argc, char **argv) {
            ((long long)free0 - (long long)free1) / 1024, (unsigned long long)h);
     fflush(stdout);
 
+    if (step_graph) cudaGraphDestroy(step_graph);
     if (execs) {
         for (int r = 0; r < c.rotate; r++) cudaGraphExecDestroy(execs[r]);
         free(execs);
