@@ -79,6 +79,7 @@ typedef struct layout {
     uint32_t nparams;
     uint32_t argbytes; /* packed size: last offset + size */
     int ok;            /* 0: opaque, launches of it run eagerly */
+    int is_kernel;     /* the handle is a CUkernel passed as a CUfunction */
     struct layout *retired_next;
     char name[96];
     uint32_t off[];    /* nparams offsets, then nparams sizes */
@@ -122,6 +123,7 @@ static layout *build_layout(CUfunction f) {
     L->func = (void *)f;
     L->nparams = n;
     L->ok = ok;
+    L->is_kernel = kernel;
     for (uint32_t i = 0; i < n; i++) {
         if (offs[i] + sizes[i] > 65536) L->ok = 0;
         L->off[i] = (uint32_t)offs[i];
@@ -214,6 +216,7 @@ typedef struct hot {
      * kernel node for each launch, in order; NULL when not patchable. */
     CUgraph graph;
     CUgraphNode *gnodes;
+    CUfunction *gfuncs; /* each node's function as the graph has it (a CUkernel launch has a CUfunction there) */
     uint64_t hits, last_used;
     uint64_t chunk_hash;
     struct hot *next_in_node;
@@ -665,15 +668,17 @@ static void eager_issue_held(sstate *st) {
  * alone. Each node is checked against its launch (kernel, function,
  * arguments), so a node is patched only where it is certain which launch it
  * is. */
-static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char *arena, uint32_t n) {
+static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char *arena, uint32_t n,
+                                CUfunction **funcs_out) {
     if (!enc_drv.graphGetNodes || !enc_drv.graphNodeGetDependencies || !enc_drv.graphNodeGetType ||
         !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
         return NULL;
     size_t cnt = 0;
     if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) return NULL;
     CUgraphNode *all = malloc(n * sizeof *all), *chain = malloc(n * sizeof *chain);
+    CUfunction *funcs = malloc(n * sizeof *funcs);
     int32_t *dep = malloc(n * sizeof *dep);
-    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
+    int ok = all && chain && funcs && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
     for (uint32_t i = 0; ok && i < n; i++) { /* each node's single dependency, as an index */
         CUgraphNode d[2];
         size_t nd = 2;
@@ -699,17 +704,19 @@ static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char 
         CUDA_KERNEL_NODE_PARAMS_v1 kp;
         const rec *r = &recs[i];
         ok = enc_drv.graphNodeGetType(chain[i], &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
-             enc_drv.graphKernelNodeGetParams(chain[i], &kp) == CUDA_SUCCESS && kp.func == r->f &&
+             enc_drv.graphKernelNodeGetParams(chain[i], &kp) == CUDA_SUCCESS && (kp.func == r->f || r->L->is_kernel) &&
              kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
              kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
              kp.sharedMemBytes == r->smem && (r->L->nparams == 0 || kp.kernelParams);
         for (uint32_t j = 0; ok && j < r->L->nparams; j++)
             ok = kp.kernelParams[j] &&
                  memcmp(kp.kernelParams[j], arena + r->arg_off + r->L->off[j], r->L->off[r->L->nparams + j]) == 0;
+        if (ok) funcs[i] = kp.func;
     }
     free(all);
     free(dep);
-    if (!ok) { free(chain); return NULL; }
+    if (!ok) { free(chain); free(funcs); return NULL; }
+    *funcs_out = funcs;
     return chain;
 }
 
@@ -747,7 +754,7 @@ static int patch_and_launch(sstate *st, hot *v) {
         if (same_args(h, st->arena, &v->recs[i], v->arena)) continue;
         for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = st->arena + h->arg_off + h->L->off[j];
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {
-            .func = h->f, .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
+            .func = v->gfuncs[i], .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
             .blockDimX = h->block[0], .blockDimY = h->block[1], .blockDimZ = h->block[2],
             .sharedMemBytes = h->smem, .kernelParams = h->L->nparams ? ptrs : NULL, .extra = NULL};
         r = enc_drv.graphExecKernelNodeSetParams(v->exec, v->gnodes[i], &kp);
@@ -868,6 +875,7 @@ static void drop_hot(sstate *st, hot *v, int evicted) {
     if (v->graph) enc_drv.graphDestroy(v->graph);
     enc_tls_guard--;
     free(v->gnodes);
+    free(v->gfuncs);
     if (evicted) {
         enc_stats_graph_evicted();
         enc_stats_seq_evicted(v->id);
@@ -915,7 +923,7 @@ static CUstream private_stream(CUcontext ctx) {
 }
 
 /* Capture st's current chunk into a graph. Called with st->mu held. */
-static void capture(sstate *st, cand *c) {
+static void capture(sstate *st, cand *c, int structural) {
     if (__atomic_load_n(&prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
     if (!chunk_allowed(st)) { c->state = 2; return; }
     if (__atomic_load_n(&n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
@@ -955,11 +963,23 @@ static void capture(sstate *st, cand *c) {
     }
     uint64_t t1 = now_ns();
     if (!what && (r = enc_drv.graphInstantiate(&v->exec, g, 0)) != CUDA_SUCCESS) what = "cuGraphInstantiate";
-    if (!what && enc_opt.patch && (v->gnodes = chain_nodes(g, recs, arena, st->n)) != NULL) {
+    if (!what && enc_opt.patch && (v->gnodes = chain_nodes(g, recs, arena, st->n, &v->gfuncs)) != NULL) {
         v->graph = g; /* kept: its node handles name the nodes to patch */
         g = NULL;
     }
     if (g) enc_drv.graphDestroy(g);
+    if (!what && structural && !v->gnodes) {
+        /* captured for patching, but its nodes cannot be told apart: holding
+         * launches back for a graph that can only match by chance does not pay */
+        enc_drv.graphExecDestroy(v->exec);
+        leave_ctx(pushed);
+        pthread_rwlock_unlock(&capture_rw);
+        enc_tls_guard--;
+        c->state = 2;
+        ENC_DEBUG("a repeating launch structure cannot be patched (its graph nodes could not be matched to its launches)");
+        free(v); free(recs); free(arena);
+        return;
+    }
     leave_ctx(pushed);
     pthread_rwlock_unlock(&capture_rw);
     enc_tls_guard--;
@@ -1016,14 +1036,14 @@ static void end_chunk(sstate *st, enum enc_flush_reason why) {
     }
     if (!st->fully_replayed && !st->sparse && !st->poisoned && st->n >= (uint32_t)enc_opt.min_chunk) {
         cand *c = cand_find(st, st->chunk_hash, 1);
-        if (c && c->state == 0 && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c);
+        if (c && c->state == 0 && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
         /* The same structure with other arguments (a step counter, say) is
          * worth a graph too when the arguments can be patched in: count it
          * apart, and capture the chunk as it is now. */
         cand *sc = enc_opt.patch ? cand_find(st, st->chunk_shash ^ STRUCT_SALT, 1) : NULL;
         if (sc && sc->state == 0) {
             if (c && c->state == 1) sc->state = 1; /* just captured, exactly */
-            else if (++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc);
+            else if (++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
         }
     }
     st->n = 0;

@@ -99,8 +99,7 @@ static void launch_one(int kind, uint32_t *d, uint32_t *a, uint32_t *b, uint32_t
 static void graph_set_step(cudaGraphExec_t e, cudaGraphNode_t node, uint32_t *d, uint32_t *a, long it, int n) {
     uint32_t c1 = (2u * (uint32_t)it + 1u) | 1u, c2 = 0;
     void *args[] = {&d, &a, &c1, &c2, &n};
-    cudaKernelNodeParams p;
-    memset(&p, 0, sizeof p);
+    cudaKernelNodeParams p = {};
     p.func = (void *)k_muladd;
     p.gridDim = dim3((unsigned)g_grid);
     p.blockDim = dim3(BLOCK);
