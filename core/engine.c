@@ -724,8 +724,10 @@ static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char 
  * structure, differing in the arguments of at most half of them (and only
  * where no launch attribute is set), or NULL: the one with fewest
  * differences. */
+static int patch_failed; /* the driver refused a patch once: no more patching */
+
 static hot *patchable(sstate *st) {
-    if (!enc_opt.patch) return NULL;
+    if (!enc_opt.patch || __atomic_load_n(&patch_failed, __ATOMIC_RELAXED)) return NULL;
     hot *best = NULL;
     uint32_t best_k = UINT32_MAX;
     for (hot *v = st->nodes[st->node].variants; v; v = v->next_in_node) {
@@ -742,8 +744,10 @@ static hot *patchable(sstate *st) {
 }
 
 /* Write the held launches' arguments into v's graph where they differ, then
- * launch it. Returns 1 if the launch went out; 0 if patching failed (v is
- * dropped: its graph may be half patched) and the caller issues eagerly. */
+ * launch it. Returns 1 if the launch went out; 0 if not, and the caller
+ * issues the held launches eagerly. v's recorded arguments follow every node
+ * patched, so v stays exact even when a later node's patch fails; the first
+ * such failure switches patching off (one warning). */
 static int patch_and_launch(sstate *st, hot *v) {
     int pushed, side;
     CUstream s = begin_issue(st, &pushed, &side);
@@ -763,11 +767,17 @@ static int patch_and_launch(sstate *st, hot *v) {
             v->recs[i].afp = h->afp;
         }
     }
-    if (r == CUDA_SUCCESS) r = AUDITED(enc_drv.graphLaunch(v->exec, s));
+    if (r != CUDA_SUCCESS) {
+        end_issue(st, pushed, side);
+        __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
+        ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); from now on "
+                      "sequences with changed arguments run eagerly", (int)r);
+        return 0;
+    }
+    r = AUDITED(enc_drv.graphLaunch(v->exec, s));
     end_issue(st, pushed, side);
     if (r != CUDA_SUCCESS) {
-        ENC_WARN_ONCE("patching arguments into a captured graph failed (CUDA error %d); that sequence now runs "
-                      "eagerly when its arguments change", (int)r);
+        ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
         drop_hot(st, v, 0);
         return 0;
     }

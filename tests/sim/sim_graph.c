@@ -991,6 +991,8 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode h
                                            const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
+    int fail = env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
+    if (fail) return (CUresult)fail;
     sim_work w;
     if ((rc = kernel_work(&w, nodeParams))) return rc;
     pthread_mutex_lock(&g_mu);

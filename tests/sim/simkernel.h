@@ -43,7 +43,11 @@
  *                              > 1 is used as the CUresult to return).
  *   SIMCUDA_FAIL_INSTANTIATE=1 cuGraphInstantiate* fail with
  *                              CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
+ *   SIMCUDA_FAIL_EXEC_SET_PARAMS=1  cuGraphExecKernelNodeSetParams* fail
+ *                              with CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
  *   SIMCUDA_VERBOSE=1          explain module load failures on stderr.
+ * In a process forked after cuInit, calls fail with CUDA_ERROR_NOT_INITIALIZED,
+ * as the driver's do.
  *
  * Semantics follow a real driver where they were checked: tests/sim/sim_probe.c
  * asks a driver about capture rules, implicit synchronisation, events recorded
