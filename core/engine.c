@@ -711,6 +711,7 @@ static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char 
         for (uint32_t j = 0; ok && j < r->L->nparams; j++)
             ok = kp.kernelParams[j] &&
                  memcmp(kp.kernelParams[j], arena + r->arg_off + r->L->off[j], r->L->off[r->L->nparams + j]) == 0;
+        if (ok && !kp.func) ok = 0; /* a patch must name the node's function */
         if (ok) funcs[i] = kp.func;
     }
     free(all);

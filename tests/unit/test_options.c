@@ -85,7 +85,7 @@ static const struct good goods[] = {
     {"ENCORE_PRINT_CONFIG", "true", 1, NULL},
     {"ENCORE_STATS", "1", 1, NULL},
     {"ENCORE_WRAP_PASS", "yes", 1, NULL},
-    {"ENCORE_PATCH", "off", 0, NULL},
+    {"ENCORE_PATCH", "on", 1, NULL},
 };
 
 /* ---- bad values of every non-string row --------------------------------------- */
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.print_config, 0);
         EXPECT_EQ_INT(enc_opt.stats, 0);
         EXPECT_EQ_INT(enc_opt.wrap_pass, 0);
-        EXPECT_EQ_INT(enc_opt.patch, 1);
+        EXPECT_EQ_INT(enc_opt.patch, 0);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);
