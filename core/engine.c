@@ -54,6 +54,7 @@ void (*enc_audit_leave)(void);
 #define MAX_STATES 4096
 #define CAND_CAP 1024
 #define ROOT 0
+#define ENC_SAMPLE_EVERY 61
 #define STRUCT_SALT 0x5f3759df9e3779b9ULL /* keeps structural candidates apart from exact ones */
 
 static inline uint64_t shash_step(uint64_t h, uint64_t sfp) { return (h ^ sfp) * 0x9e3779b97f4a7c15ULL + 1; }
@@ -295,6 +296,7 @@ typedef struct sstate {
     uint32_t child_cap;
     int nhot;
     uint64_t use_clock;
+    uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
 } sstate;
 
 static sstate *states[MAX_STATES];
@@ -1303,7 +1305,10 @@ CUresult enc_core_launch(const enc_launch *l) {
         enc_tls_guard = 0;
         return result;
     }
-    uint64_t t0 = (st->use_clock & 63) == 0 ? now_ns() : 0;
+    /* Time one launch in ENC_SAMPLE_EVERY, a prime: a power of two would
+     * alias with chunk lengths and always sample the same positions (say,
+     * only the launches that end a chunk and launch its graph). */
+    uint64_t t0 = ++st->sample_clock % ENC_SAMPLE_EVERY == 0 ? now_ns() : 0;
     open_chunk(st);
     uint64_t hash_before = st->chunk_hash, shash_before = st->chunk_shash;
     int recorded = record(st, l, L) == 0;
