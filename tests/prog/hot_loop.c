@@ -30,10 +30,8 @@ int main(int argc, char **argv)
     else
         s = prog_stream(!strcmp(kind, "blocking") ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING);
 
-    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N), r = prog_alloc(4);
-    k_fill(&k, s, x, 1, N);
-    k_fill(&k, s, y, 2, N);
-    CK(drv.cuStreamSynchronize(s));
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
 
     for (int it = 0; it < iterations; it++) {
         k_mix(&k, s, x, 5, N);
@@ -45,13 +43,8 @@ int main(int argc, char **argv)
         k_axpy(&k, s, x, y, 3, N);
         if (host_gap_us) usleep(host_gap_us);
         k_reduce(&k, s, r, y, N);
-        uint32_t h[4];
-        CK(drv.cuMemcpyDtoHAsync(h, r, sizeof h, s));
-        CK(drv.cuStreamSynchronize(s));
-        printf("iteration %3d reduce %08x\n", it, h[0]);
+        prog_print_reduce(s, r, "iteration", it);
     }
-    unsigned long long hx = prog_hash_dev(s, x, N), hy = prog_hash_dev(s, y, N);
-    printf("final x %016llx y %016llx\n", hx, hy);
-    prog_report_launches();
+    prog_finish(s, x, y, N);
     return 0;
 }

@@ -257,6 +257,31 @@ uint64_t prog_hash_dev(CUstream s, CUdeviceptr d, uint32_t n)
     return x;
 }
 
+void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r)
+{
+    *x = prog_alloc(n);
+    *y = prog_alloc(n);
+    *r = prog_alloc(4);
+    k_fill(k, s, *x, 1, n);
+    k_fill(k, s, *y, 2, n);
+    CK(drv.cuStreamSynchronize(s));
+}
+
+void prog_print_reduce(CUstream s, CUdeviceptr r, const char *what, int i)
+{
+    uint32_t h[4];
+    CK(drv.cuMemcpyDtoHAsync(h, r, sizeof h, s));
+    CK(drv.cuStreamSynchronize(s));
+    printf("%s %3d reduce %08x\n", what, i, h[0]);
+}
+
+void prog_finish(CUstream s, CUdeviceptr x, CUdeviceptr y, uint32_t n)
+{
+    unsigned long long hx = prog_hash_dev(s, x, n), hy = prog_hash_dev(s, y, n);
+    printf("final x %016llx y %016llx\n", hx, hy);
+    prog_report_launches();
+}
+
 CUstream prog_stream(unsigned flags)
 {
     CUstream s;

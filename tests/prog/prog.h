@@ -65,4 +65,12 @@ CUdeviceptr prog_alloc(uint32_t n);
 uint64_t prog_hash_dev(CUstream s, CUdeviceptr d, uint32_t n);
 CUstream prog_stream(unsigned flags);
 
+/* The hot-loop programs' buffers: x and y of n words (filled with 1 and 2,
+ * then s synchronised) and r for a reduction. */
+void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r);
+/* Copy the reduction r back on s, synchronise, print "<what> <i> reduce <hex>". */
+void prog_print_reduce(CUstream s, CUdeviceptr r, const char *what, int i);
+/* Print the final hashes of x and y (n words) and report the launches made. */
+void prog_finish(CUstream s, CUdeviceptr x, CUdeviceptr y, uint32_t n);
+
 #endif

@@ -256,19 +256,20 @@ CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgr
     return add_node_api(phGraphNode, hGraph, dependencies, numDependencies, &w);
 }
 
+/* The driver's list convention: fill `out` up to *cap (NULLs past n), set *cap to n. */
+static void node_list(CUgraphNode *out, size_t *cap, sim_node *const *in, int n) {
+    if (out)
+        for (size_t i = 0; i < *cap; i++) out[i] = i < (size_t)n ? (CUgraphNode)in[i] : NULL;
+    *cap = (size_t)n;
+}
+
 CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!numNodes) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     sim_graph *g = graph_get(hGraph);
-    if (g) {
-        if (nodes) {
-            for (size_t i = 0; i < *numNodes; i++)
-                nodes[i] = i < (size_t)g->nnodes ? (CUgraphNode)g->nodes[i] : NULL;
-        }
-        *numNodes = (size_t)g->nnodes;
-    }
+    if (g) node_list(nodes, numNodes, g->nodes, g->nnodes);
     pthread_mutex_unlock(&g_mu);
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
@@ -302,12 +303,7 @@ CUresult sim_graph_node_get_dependencies(CUgraphNode hNode, CUgraphNode *depende
     if (!numDependencies) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     sim_node *n = node_get(hNode);
-    if (n) {
-        if (dependencies)
-            for (size_t i = 0; i < *numDependencies; i++)
-                dependencies[i] = i < (size_t)n->ndeps ? (CUgraphNode)n->deps[i] : NULL;
-        *numDependencies = (size_t)n->ndeps;
-    }
+    if (n) node_list(dependencies, numDependencies, n->deps, n->ndeps);
     pthread_mutex_unlock(&g_mu);
     return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
