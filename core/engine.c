@@ -37,6 +37,7 @@
 
 #include "core/driver.h"
 #include "core/engine.h"
+#include "core/fingerprint.h"
 #include "core/log.h"
 #include "core/report.h"
 #include "core/stats.h"
@@ -1155,19 +1156,7 @@ static int record(sstate *st, const enc_launch *l, const layout *L) {
     r->nattrs = nattrs;
     r->arg_off = (uint32_t)st->arena_used;
     r->attr_off = (uint32_t)((unsigned char *)attrs - st->arena);
-    struct {
-        void *f;
-        unsigned dims[7];
-        uint32_t argbytes, nattrs;
-    } key;
-    memset(&key, 0, sizeof key); /* the padding is hashed too: it must not be stack garbage */
-    key.f = (void *)l->f;
-    memcpy(key.dims, l->grid, sizeof l->grid);
-    memcpy(key.dims + 3, l->block, sizeof l->block);
-    key.dims[6] = l->smem;
-    key.argbytes = L->argbytes;
-    key.nattrs = nattrs;
-    uint64_t sfp = XXH3_64bits(&key, sizeof key);
+    uint64_t sfp = enc_structural_fp((const void *)l->f, l->grid, l->block, l->smem, L->argbytes, nattrs);
     if (nattrs) sfp = XXH3_64bits_withSeed(attrs, attr_bytes, sfp);
     r->sfp = sfp;
     r->afp = XXH3_64bits(args, L->argbytes);
