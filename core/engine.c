@@ -217,8 +217,10 @@ typedef struct hot {
     /* For patching: the captured graph (kept: node handles are its) and its
      * kernel node for each launch, in order; NULL when not patchable. */
     CUgraph graph;
-    CUgraphNode *gnodes;
-    CUfunction *gfuncs; /* each node's function as the graph has it (a CUkernel launch has a CUfunction there) */
+    struct gnode {
+        CUgraphNode node;
+        CUfunction func; /* as the graph has it (a CUkernel launch has a CUfunction there) */
+    } *gnodes;
     uint64_t hits, last_used;
     uint64_t chunk_hash;
     struct hot *next_in_node;
@@ -671,17 +673,16 @@ static void eager_issue_held(sstate *st) {
  * alone. Each node is checked against its launch (kernel, function,
  * arguments), so a node is patched only where it is certain which launch it
  * is. */
-static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char *arena, uint32_t n,
-                                CUfunction **funcs_out) {
+static struct gnode *chain_nodes(CUgraph g, const rec *recs, const unsigned char *arena, uint32_t n) {
     if (!enc_drv.graphGetNodes || !enc_drv.graphNodeGetDependencies || !enc_drv.graphNodeGetType ||
         !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
         return NULL;
     size_t cnt = 0;
     if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) return NULL;
-    CUgraphNode *all = malloc(n * sizeof *all), *chain = malloc(n * sizeof *chain);
-    CUfunction *funcs = malloc(n * sizeof *funcs);
+    CUgraphNode *all = malloc(n * sizeof *all);
+    struct gnode *chain = malloc(n * sizeof *chain);
     int32_t *dep = malloc(n * sizeof *dep);
-    int ok = all && chain && funcs && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
+    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
     for (uint32_t i = 0; ok && i < n; i++) { /* each node's single dependency, as an index */
         CUgraphNode d[2];
         size_t nd = 2;
@@ -701,13 +702,13 @@ static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char 
             }
         if (next < 0) ok = 0;
         if (!ok) break;
-        chain[i] = all[next];
+        chain[i].node = all[next];
         prev = next;
         CUgraphNodeType type;
         CUDA_KERNEL_NODE_PARAMS_v1 kp;
         const rec *r = &recs[i];
-        ok = enc_drv.graphNodeGetType(chain[i], &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
-             enc_drv.graphKernelNodeGetParams(chain[i], &kp) == CUDA_SUCCESS && (kp.func == r->f || r->L->is_kernel) &&
+        ok = enc_drv.graphNodeGetType(chain[i].node, &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
+             enc_drv.graphKernelNodeGetParams(chain[i].node, &kp) == CUDA_SUCCESS && (kp.func == r->f || r->L->is_kernel) &&
              kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
              kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
              kp.sharedMemBytes == r->smem && (r->L->nparams == 0 || kp.kernelParams);
@@ -715,21 +716,20 @@ static CUgraphNode *chain_nodes(CUgraph g, const rec *recs, const unsigned char 
             ok = kp.kernelParams[j] &&
                  memcmp(kp.kernelParams[j], arena + r->arg_off + r->L->off[j], r->L->off[r->L->nparams + j]) == 0;
         if (ok && !kp.func) ok = 0; /* a patch must name the node's function */
-        if (ok) funcs[i] = kp.func;
+        if (ok) chain[i].func = kp.func;
     }
     free(all);
     free(dep);
-    if (!ok) { free(chain); free(funcs); return NULL; }
-    *funcs_out = funcs;
+    if (!ok) { free(chain); return NULL; }
     return chain;
 }
+
+static int patch_failed; /* the driver refused a patch once: no more patching */
 
 /* A hot chunk ending at st->node whose launches all have the held launches'
  * structure, differing in the arguments of at most half of them (and only
  * where no launch attribute is set), or NULL: the one with fewest
  * differences. */
-static int patch_failed; /* the driver refused a patch once: no more patching */
-
 static hot *patchable(sstate *st) {
     if (!enc_opt.patch || __atomic_load_n(&patch_failed, __ATOMIC_RELAXED)) return NULL;
     hot *best = NULL;
@@ -747,30 +747,35 @@ static hot *patchable(sstate *st) {
     return best;
 }
 
-/* Write the held launches' arguments into v's graph where they differ, then
- * launch it. Returns 1 if the launch went out; 0 if not, and the caller
- * issues the held launches eagerly. v's recorded arguments follow every node
- * patched, so v stays exact even when a later node's patch fails; the first
- * such failure switches patching off (one warning). */
-static int patch_and_launch(sstate *st, hot *v) {
-    int pushed, side;
-    CUstream s = begin_issue(st, &pushed, &side);
+/* Write the held launches' arguments into v's graph where they differ.
+ * v's recorded arguments follow every node patched, so v stays exact even
+ * when a later node's patch fails. */
+static CUresult patch_nodes(sstate *st, hot *v) {
     void *ptrs[MAX_PARAMS];
-    CUresult r = CUDA_SUCCESS;
-    for (uint32_t i = 0; i < st->n && r == CUDA_SUCCESS; i++) {
+    for (uint32_t i = 0; i < st->n; i++) {
         const rec *h = &st->recs[i];
         if (same_args(h, st->arena, &v->recs[i], v->arena)) continue;
         for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = st->arena + h->arg_off + h->L->off[j];
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {
-            .func = v->gfuncs[i], .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
+            .func = v->gnodes[i].func, .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
             .blockDimX = h->block[0], .blockDimY = h->block[1], .blockDimZ = h->block[2],
             .sharedMemBytes = h->smem, .kernelParams = h->L->nparams ? ptrs : NULL, .extra = NULL};
-        r = enc_drv.graphExecKernelNodeSetParams(v->exec, v->gnodes[i], &kp);
-        if (r == CUDA_SUCCESS) { /* v now holds these arguments */
-            memcpy(v->arena + v->recs[i].arg_off, st->arena + h->arg_off, h->L->argbytes);
-            v->recs[i].afp = h->afp;
-        }
+        CUresult r = enc_drv.graphExecKernelNodeSetParams(v->exec, v->gnodes[i].node, &kp);
+        if (r != CUDA_SUCCESS) return r;
+        memcpy(v->arena + v->recs[i].arg_off, st->arena + h->arg_off, h->L->argbytes);
+        v->recs[i].afp = h->afp;
     }
+    return CUDA_SUCCESS;
+}
+
+/* Replay v for the held launches, patching their changed arguments into it
+ * first when `patch`. Returns 1 if the graph launch went out; 0 if not, and
+ * the caller issues the held launches eagerly: a failed graph launch drops v,
+ * a refused patch switches patching off (one warning each). */
+static int replay(sstate *st, hot *v, int patch) {
+    int pushed, side;
+    CUstream s = begin_issue(st, &pushed, &side);
+    CUresult r = patch ? patch_nodes(st, v) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         end_issue(st, pushed, side);
         __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
@@ -789,7 +794,7 @@ static int patch_and_launch(sstate *st, hot *v) {
     v->last_used = ++st->use_clock;
     enc_stats_seq_hit(v->id, v->hits);
     ENC_TSTAT_ADD(graph_launches, 1);
-    ENC_TSTAT_ADD(graph_launches_patched, 1);
+    if (patch) ENC_TSTAT_ADD(graph_launches_patched, 1);
     ENC_TSTAT_ADD(launches_replayed, st->n);
     return 1;
 }
@@ -809,24 +814,9 @@ static void release(sstate *st, enum enc_flush_reason why, int chunk_complete) {
     int arg = -1;
     hot *closest = NULL;
     hot *v = terminal_match(st, &pos, &arg, &closest);
+    int patch = !v && (v = patchable(st)) != NULL;
     if (v) {
-        int pushed, side;
-        CUstream s = begin_issue(st, &pushed, &side);
-        CUresult r = AUDITED(enc_drv.graphLaunch(v->exec, s));
-        end_issue(st, pushed, side);
-        if (r == CUDA_SUCCESS) {
-            v->hits++;
-            v->last_used = ++st->use_clock;
-            enc_stats_seq_hit(v->id, v->hits);
-            ENC_TSTAT_ADD(graph_launches, 1);
-            ENC_TSTAT_ADD(launches_replayed, st->n);
-            if (chunk_complete) st->fully_replayed = 1;
-            return;
-        }
-        ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
-        drop_hot(st, v, 0);
-    } else if ((v = patchable(st)) != NULL) {
-        if (patch_and_launch(st, v)) {
+        if (replay(st, v, patch)) {
             if (chunk_complete) st->fully_replayed = 1;
             return;
         }
@@ -878,26 +868,30 @@ static int chunk_allowed(const sstate *st) {
     return 1;
 }
 
+/* Free a hot chunk that is in no trie (any more), its graph and executable too. */
+static void free_hot(hot *v) {
+    enc_tls_guard++;
+    if (v->exec) enc_drv.graphExecDestroy(v->exec); /* an in-flight launch completes first */
+    if (v->graph) enc_drv.graphDestroy(v->graph);
+    enc_tls_guard--;
+    free(v->gnodes);
+    free(v->recs);
+    free(v->arena);
+    free(v);
+}
+
 static void drop_hot(sstate *st, hot *v, int evicted) {
     hot **pp = &st->nodes[v->node].variants;
     while (*pp && *pp != v) pp = &(*pp)->next_in_node;
     if (*pp) *pp = v->next_in_node;
     cand *c = cand_find(st, v->chunk_hash, 0);
     if (c) { c->state = evicted ? 0 : 2; c->count = 0; }
-    enc_tls_guard++;
-    enc_drv.graphExecDestroy(v->exec); /* an in-flight launch completes first */
-    if (v->graph) enc_drv.graphDestroy(v->graph);
-    enc_tls_guard--;
-    free(v->gnodes);
-    free(v->gfuncs);
     if (evicted) {
         enc_stats_graph_evicted();
         enc_stats_seq_evicted(v->id);
         enc_report_event_evict(v->id, v->hits);
     }
-    free(v->recs);
-    free(v->arena);
-    free(v);
+    free_hot(v);
     st->nhot--;
     __atomic_fetch_sub(&n_graphs, 1, __ATOMIC_RELAXED);
 }
@@ -945,9 +939,10 @@ static void capture(sstate *st, cand *c, int structural) {
         if (__atomic_load_n(&n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) return;
     }
     hot *v = calloc(1, sizeof *v);
-    rec *recs = malloc(st->n * sizeof(rec));
-    unsigned char *arena = malloc(st->arena_used ? st->arena_used : 1);
-    if (!v || !recs || !arena) { free(v); free(recs); free(arena); return; }
+    if (!v) return;
+    rec *recs = v->recs = malloc(st->n * sizeof(rec));
+    unsigned char *arena = v->arena = malloc(st->arena_used ? st->arena_used : 1);
+    if (!recs || !arena) { free_hot(v); return; }
     memcpy(recs, st->recs, st->n * sizeof(rec));
     memcpy(arena, st->arena, st->arena_used);
 
@@ -956,7 +951,7 @@ static void capture(sstate *st, cand *c, int structural) {
      * while any stream of the context captures, in every capture mode. If
      * such a call is in flight, try again the next time the chunk comes. */
     if (pthread_rwlock_trywrlock(&capture_rw) != 0) {
-        free(v); free(recs); free(arena);
+        free_hot(v);
         return;
     }
     uint64_t t0 = now_ns();
@@ -976,24 +971,15 @@ static void capture(sstate *st, cand *c, int structural) {
         else if (re != CUDA_SUCCESS) { what = "cuStreamEndCapture"; r = re; }
     }
     uint64_t t1 = now_ns();
-    if (!what && (r = enc_drv.graphInstantiate(&v->exec, g, 0)) != CUDA_SUCCESS) what = "cuGraphInstantiate";
-    if (!what && enc_opt.patch && (v->gnodes = chain_nodes(g, recs, arena, st->n, &v->gfuncs)) != NULL) {
+    if (!what && (r = enc_drv.graphInstantiate(&v->exec, g, 0)) != CUDA_SUCCESS) {
+        what = "cuGraphInstantiate";
+        v->exec = NULL;
+    }
+    if (!what && enc_opt.patch && (v->gnodes = chain_nodes(g, recs, arena, st->n)) != NULL) {
         v->graph = g; /* kept: its node handles name the nodes to patch */
         g = NULL;
     }
     if (g) enc_drv.graphDestroy(g);
-    if (!what && structural && !v->gnodes) {
-        /* captured for patching, but its nodes cannot be told apart: holding
-         * launches back for a graph that can only match by chance does not pay */
-        enc_drv.graphExecDestroy(v->exec);
-        leave_ctx(pushed);
-        pthread_rwlock_unlock(&capture_rw);
-        enc_tls_guard--;
-        c->state = 2;
-        ENC_DEBUG("a repeating launch structure cannot be patched (its graph nodes could not be matched to its launches)");
-        free(v); free(recs); free(arena);
-        return;
-    }
     leave_ctx(pushed);
     pthread_rwlock_unlock(&capture_rw);
     enc_tls_guard--;
@@ -1005,22 +991,24 @@ static void capture(sstate *st, cand *c, int structural) {
         enc_report_event_capture_failure(0, what, (int)r);
         ENC_WARN_ONCE("capturing a launch sequence failed in %s (CUDA error %d); such sequences run eagerly",
                       what, (int)r);
-        free(v); free(recs); free(arena);
+        free_hot(v);
+        return;
+    }
+    if (structural && !v->gnodes) {
+        /* captured for patching, but its nodes cannot be told apart: holding
+         * launches back for a graph that can only match by chance does not pay */
+        c->state = 2;
+        ENC_DEBUG("a repeating launch structure cannot be patched (its graph nodes could not be matched to its launches)");
+        free_hot(v);
         return;
     }
     uint32_t node = trie_insert(st, recs, st->n);
     if (node == UINT32_MAX) {
-        enc_tls_guard++;
-        enc_drv.graphExecDestroy(v->exec);
-        if (v->graph) enc_drv.graphDestroy(v->graph);
-        enc_tls_guard--;
-        free(v->gnodes); free(v); free(recs); free(arena);
+        free_hot(v);
         return;
     }
     v->len = st->n;
     v->node = node;
-    v->recs = recs;
-    v->arena = arena;
     v->chunk_hash = c->hash; /* the candidate it came from (exact or structural) */
     v->last_used = ++st->use_clock;
     v->next_in_node = st->nodes[node].variants;
@@ -1257,22 +1245,16 @@ CUresult enc_core_launch(const enc_launch *l) {
     pthread_mutex_lock(&st->mu);
     join_side(st);
     int capturing = __atomic_load_n(&prog_capturing, __ATOMIC_RELAXED) > 0;
+    int issued = 0;
     if (st->sparse && !st->held && !capturing) {
         /* ENCORE_MAX_GAP: this stream is neither held nor captured. Its
          * launches are only counted and timed, to notice when they come
          * faster: no layout, no copy, no hash. */
         open_chunk(st);
         st->poisoned = 1; /* nothing recorded: never a capture candidate */
-        st->n++;
-        ENC_TSTAT_ADD(launches_eager, 1);
-        result = AUDITED(call_real(l));
-        if (st->n >= (uint32_t)enc_opt.max_chunk) end_chunk(st, ENC_FLUSH_CHUNK_END);
-        pthread_mutex_unlock(&st->mu);
-        enc_tls_guard = 0;
-        return result;
+        goto eager;
     }
     const layout *L = layout_cached(l->f);
-    int issued = 0;
     if (!L && !capturing) {
         /* First launch of this kernel: it cannot be part of a hot chunk. Run
          * it first (the driver may load code lazily at its first launch, and
