@@ -55,6 +55,7 @@
  * Nothing here allocates: lines are built in fixed buffers (stack, or static
  * for the once-only exit path) and written with write(2). */
 #include "core/report.h"
+#include "core/topk.h"
 
 #include "core/log.h"
 #include "policy/options.h"
@@ -539,26 +540,11 @@ static int enc_div_better(const enc_div_info *a, const enc_div_info *b)
     return a->position < b->position;
 }
 
-/* Indices of the best ENC_REPORT_TOP of n elements of `size` bytes, best
- * first (insertion into a sorted list of at most ENC_REPORT_TOP). */
+/* Indices of the best ENC_REPORT_TOP of n elements, best first. */
 static size_t enc_top(const void *v, size_t n, size_t size, int (*better)(const void *, const void *),
                       size_t idx[ENC_REPORT_TOP])
 {
-    const char *base = v;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t pos = k;
-        while (pos > 0 && better(base + i * size, base + idx[pos - 1] * size))
-            pos--;
-        if (pos >= ENC_REPORT_TOP)
-            continue;
-        size_t last = k < ENC_REPORT_TOP ? k : ENC_REPORT_TOP - 1;
-        memmove(idx + pos + 1, idx + pos, (last - pos) * sizeof idx[0]);
-        idx[pos] = i;
-        if (k < ENC_REPORT_TOP)
-            k++;
-    }
-    return k;
+    return enc_top_k(v, n, size, better, idx, ENC_REPORT_TOP);
 }
 
 static int enc_seq_better_v(const void *a, const void *b) { return enc_seq_better(a, b); }

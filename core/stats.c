@@ -9,6 +9,7 @@
 
 #include "core/engine.h"
 #include "core/stats.h"
+#include "core/topk.h"
 
 __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
 static enc_tstats *all_tstats;          /* every thread's block, pushed once per thread */
@@ -44,24 +45,17 @@ void enc_stats_set_cause_names(const char *const *names, int n) {
     __atomic_store_n(&cause_names, names, __ATOMIC_RELEASE);
 }
 
-/* Keep the ENC_FLUSH_CALLS_TOP largest cause counts, best first (ties: lower id). */
+static int count_greater(const void *a, const void *b) { return *(const uint64_t *)a > *(const uint64_t *)b; }
+
+/* The ENC_FLUSH_CALLS_TOP largest cause counts, best first (ties: lower id). */
 static void top_causes(enc_summary *s, const uint64_t *by_cause) {
     const char *const *names = __atomic_load_n(&cause_names, __ATOMIC_ACQUIRE);
     if (!names) return;
-    for (int c = 0; c < n_cause_names; c++) {
-        uint64_t v = by_cause[c];
-        if (!v) continue;
-        int k = s->n_flush_calls;
-        if (k == ENC_FLUSH_CALLS_TOP && v <= s->flush_call_counts[k - 1]) continue;
-        if (k < ENC_FLUSH_CALLS_TOP) s->n_flush_calls++;
-        else k--;
-        while (k > 0 && s->flush_call_counts[k - 1] < v) {
-            s->flush_call_counts[k] = s->flush_call_counts[k - 1];
-            s->flush_call_names[k] = s->flush_call_names[k - 1];
-            k--;
-        }
-        s->flush_call_counts[k] = v;
-        s->flush_call_names[k] = names[c];
+    size_t idx[ENC_FLUSH_CALLS_TOP];
+    size_t k = enc_top_k(by_cause, (size_t)n_cause_names, sizeof *by_cause, count_greater, idx, ENC_FLUSH_CALLS_TOP);
+    for (size_t i = 0; i < k && by_cause[idx[i]]; i++, s->n_flush_calls++) {
+        s->flush_call_names[i] = names[idx[i]];
+        s->flush_call_counts[i] = by_cause[idx[i]];
     }
 }
 
