@@ -24,7 +24,6 @@
 /* The wrapper to hand out for `name`, whose real address is `real`. */
 static void *interpose_symbol(const char *name, void *real) {
     if (name[0] != 'c' || name[1] != 'u' || enc_is_ours(real) || !enc_in_libcuda(real)) return real;
-    enc_core_ensure_init();
     enc_interpose_ensure_init();
     if (!enc_active) return real; /* ENCORE=0 or switched off */
     int i = enc_find_export(name);

@@ -124,7 +124,6 @@ void *enc_trampoline_enter(unsigned int index) {
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
-    enc_core_ensure_init();
     enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
     enc_tls_guard = 1;

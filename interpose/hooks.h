@@ -88,7 +88,9 @@ int enc_find_variant(const char *base, int version, int per_thread); /* index or
  * path that reads the table (hooks, cuGetProcAddress, dlsym) ensures it. */
 void enc_interpose_init(void);
 extern int enc_interpose_ready;
+/* Start-up for every way into encore: the core's, then the class table. */
 static inline void enc_interpose_ensure_init(void) {
+    enc_core_ensure_init();
     if (__builtin_expect(!__atomic_load_n(&enc_interpose_ready, __ATOMIC_ACQUIRE), 0)) enc_interpose_init();
 }
 
