@@ -737,6 +737,28 @@ static size_t enc_ev_end(enc_jw *w)
     return w->len;
 }
 
+/* "key":{"names[0]":counts[0],...} (NULL names left out). */
+static void jw_counts(enc_jw *w, const char *key, const char *const *names, const uint64_t *counts, int n)
+{
+    jw_key(w, key);
+    jw_raw(w, "{", 1);
+    for (int i = 0; i < n; i++)
+        if (names[i])
+            jw_u64(w, names[i], counts[i]);
+    jw_raw(w, "}", 1);
+}
+
+/* The fields of one divergence reason, in the summary and in its event. */
+static void jw_div_fields(enc_jw *w, const enc_div_info *d)
+{
+    jw_str(w, "kind", enc_report_div_kind_key((int)d->kind), 32);
+    jw_str(w, "expected", d->expected, ENC_JSON_NAME_MAX);
+    jw_str(w, "got", d->got, ENC_JSON_NAME_MAX);
+    jw_i64(w, "arg_index", d->arg_index);
+    jw_u64(w, "position", d->position);
+    jw_u64(w, "count", d->count);
+}
+
 size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs,
                                  size_t nseqs, const enc_div_info *divs, size_t ndivs, int pid)
 {
@@ -753,26 +775,11 @@ size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, co
     jw_u64(&w, "graphs_evicted", s->graphs_evicted);
     jw_u64(&w, "capture_failures", s->capture_failures);
     jw_u64(&w, "divergences", s->divergences);
-    jw_key(&w, "divergences_by_kind");
-    jw_raw(&w, "{", 1);
-    for (int k = 0; k < ENC_DIV_KIND_COUNT; k++)
-        jw_u64(&w, enc_div_keys[k], s->divergences_by_kind[k]);
-    jw_raw(&w, "}", 1);
-    jw_key(&w, "flushes");
-    jw_raw(&w, "{", 1);
-    for (int r = 0; r < ENC_FLUSH_REASON_COUNT; r++)
-        jw_u64(&w, enc_flush_keys[r], s->flushes[r]);
-    jw_raw(&w, "}", 1);
-    jw_key(&w, "flushes_by_call");
-    jw_raw(&w, "{", 1);
-    for (int k = 0; k < s->n_flush_calls && k < ENC_FLUSH_CALLS_TOP; k++)
-        if (s->flush_call_names[k]) jw_u64(&w, s->flush_call_names[k], s->flush_call_counts[k]);
-    jw_raw(&w, "}", 1);
-    jw_key(&w, "calls");
-    jw_raw(&w, "{", 1);
-    for (int c = 0; c < ENC_CLASS_COUNT; c++)
-        jw_u64(&w, enc_call_keys[c], s->calls[c]);
-    jw_raw(&w, "}", 1);
+    jw_counts(&w, "divergences_by_kind", enc_div_keys, s->divergences_by_kind, ENC_DIV_KIND_COUNT);
+    jw_counts(&w, "flushes", enc_flush_keys, s->flushes, ENC_FLUSH_REASON_COUNT);
+    jw_counts(&w, "flushes_by_call", s->flush_call_names, s->flush_call_counts,
+              s->n_flush_calls < ENC_FLUSH_CALLS_TOP ? s->n_flush_calls : ENC_FLUSH_CALLS_TOP);
+    jw_counts(&w, "calls", enc_call_keys, s->calls, ENC_CLASS_COUNT);
     jw_u64(&w, "deferred_ns", s->deferred_ns);
     jw_u64(&w, "deferred_samples", s->deferred_samples);
     jw_i64(&w, "disabled", s->disabled ? 1 : 0);
@@ -816,12 +823,7 @@ size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, co
         if (k)
             jw_raw(&w, ",", 1);
         jw_raw(&w, "{", 1);
-        jw_str(&w, "kind", enc_report_div_kind_key((int)d->kind), 32);
-        jw_str(&w, "expected", d->expected, ENC_JSON_NAME_MAX);
-        jw_str(&w, "got", d->got, ENC_JSON_NAME_MAX);
-        jw_i64(&w, "arg_index", d->arg_index);
-        jw_u64(&w, "position", d->position);
-        jw_u64(&w, "count", d->count);
+        jw_div_fields(&w, d);
         jw_raw(&w, "}", 1);
     }
     jw_raw(&w, "]", 1);
@@ -1127,12 +1129,7 @@ void enc_report_event_divergence(const enc_div_info *d)
     char buf[ENC_EVENT_BUF];
     enc_jw w;
     enc_ev_begin(&w, buf, sizeof buf, "divergence", enc_now_unix(), (int)getpid());
-    jw_str(&w, "kind", enc_report_div_kind_key((int)d->kind), 32);
-    jw_str(&w, "expected", d->expected, ENC_JSON_NAME_MAX);
-    jw_str(&w, "got", d->got, ENC_JSON_NAME_MAX);
-    jw_i64(&w, "arg_index", d->arg_index);
-    jw_u64(&w, "position", d->position);
-    jw_u64(&w, "count", d->count);
+    jw_div_fields(&w, d);
     jw_u64(&w, "n", n);
     jw_u64(&w, "suppressed", suppressed);
     enc_log_line(fd, buf, enc_ev_end(&w));
