@@ -12,17 +12,7 @@ import json
 import re
 import sys
 
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
+from checks import check, finish
 
 
 def num(text):
@@ -177,9 +167,7 @@ def main():
     check("events: 800 threaded captures, none torn",
           sum(1 for e in events if e["event"] == "capture" and e["first_kernel"] == "threaded_kernel") == 800)
 
-    print(f"{passed} passed, {failed} failed")
-
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failed else 0)
+    finish()

@@ -12,17 +12,7 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOL = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "scripts", "encore-log-summary")
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
+from checks import check, finish
 
 
 def run(*args, stdin=None):
@@ -135,5 +125,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, _ = run(empty)
     check("log-summary: an empty log says so", rc == 0 and "no encore events found" in out, out)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()
