@@ -35,10 +35,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "core/driver.h"
+#include "base/driver.h"
 #include "core/engine.h"
 #include "core/fingerprint.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/report.h"
 #include "core/stats.h"
 #include "policy/options.h"

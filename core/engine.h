@@ -1,7 +1,7 @@
 /* encore: the capture-and-replay engine, as the hooks see it.
  *
  * The hooks (interpose/) call these; the engine consults policy/ and calls
- * the real driver through core/driver.h. Nothing here calls back into the
+ * the real driver through base/driver.h. Nothing here calls back into the
  * hooks. */
 #ifndef ENCORE_ENGINE_H
 #define ENCORE_ENGINE_H

@@ -57,7 +57,7 @@
 #include "core/report.h"
 #include "core/topk.h"
 
-#include "core/log.h"
+#include "base/log.h"
 #include "policy/options.h"
 
 #include <errno.h>

@@ -16,9 +16,9 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "core/driver.h"
+#include "base/driver.h"
 #include "core/engine.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "interpose/hooks.h"
 
 /* The wrapper to hand out for `name`, whose real address is `real`. */

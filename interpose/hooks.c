@@ -8,9 +8,9 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/driver.h"
+#include "base/driver.h"
 #include "core/engine.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "interpose/hooks.h"
 #include "hooks_gen.h"
 #include "policy/entry_class.h"

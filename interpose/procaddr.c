@@ -18,9 +18,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "core/driver.h"
+#include "base/driver.h"
 #include "core/engine.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "interpose/hooks.h"
 #include "hooks_gen.h"
 

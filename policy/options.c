@@ -14,7 +14,7 @@
  * call made by the parsing thread itself, e.g. from a hook, returns at once). */
 #include "policy/options.h"
 
-#include "core/log.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* Unit tests of core/log.c: prefix, level words, threshold, once-only
+/* Unit tests of base/log.c: prefix, level words, threshold, once-only
  * warnings, truncation, whole lines under concurrency, forwarding of warnings
  * to the JSON log (a fake enc_report_event_warning here) without recursion. */
-#include "core/log.h"
+#include "base/log.h"
 #include "testhelper.h"
 
 #include <fcntl.h>

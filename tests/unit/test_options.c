@@ -2,7 +2,7 @@
  * bool spellings, durations with units, log levels, unknown ENCORE_* names,
  * the configuration listing and thread-safe initialisation. */
 #include "policy/options.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "testhelper.h"
 
 #include <pthread.h>

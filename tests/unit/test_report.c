@@ -8,7 +8,7 @@
  * that the summary's numbers equal the table's. Scenarios that need fresh
  * once-only state (init, exit) run in a forked child. */
 #include "core/report.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

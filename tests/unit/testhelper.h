@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "base/log.h"
 
 static int th_passed, th_failed, th_current_failed;
 static const char *th_filter;

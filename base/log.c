@@ -7,7 +7,7 @@
  * enc_report_event_warning(), referenced weakly so that a test linking only
  * log.c still links; a thread-local flag stops a warning raised while
  * forwarding from being forwarded again. */
-#include "core/log.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <stdio.h>

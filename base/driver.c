@@ -9,9 +9,9 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/driver.h"
+#include "base/driver.h"
 #include "core/engine.h"
-#include "core/log.h"
+#include "base/log.h"
 
 enc_driver enc_drv;
 

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 
-#include "core/driver.h"
+#include "base/driver.h"
 
 void *(*enc_real_dlsym_fn)(void *, const char *);
 
