@@ -277,13 +277,13 @@ void enc_record_reset(enc_seq *seq);
 /* The pending launch, taken out of the sequence to begin the next one: its
  * record, and where its bytes lie in the arena (past arena_used, untouched
  * while the sequence ends: releasing and learning only read the arena). */
-typedef struct enc_pending {
+typedef struct enc_detached_rec {
     enc_rec rec;
     size_t off, len;
-} enc_pending;
-enc_pending enc_record_detach_pending(enc_seq *seq);
+} enc_detached_rec;
+enc_detached_rec enc_record_detach_pending(enc_seq *seq);
 /* Make a detached launch the pending launch of the (empty) sequence. */
-void enc_record_attach_pending(enc_seq *seq, const enc_pending *p);
+void enc_record_attach_pending(enc_seq *seq, const enc_detached_rec *p);
 
 /* ---- sequence.c: a stream's open sequence: open, record, cut, end ---------------- */
 

@@ -112,7 +112,8 @@ static int node_is_launch(CUgraphNode node, const enc_rec *r, const unsigned cha
              kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
              kp.sharedMemBytes == r->smem && (L->nparams == 0 || kp.kernelParams);
     for (uint32_t j = 0; ok && j < L->nparams; j++)
-        ok = kp.kernelParams[j] && memcmp(kp.kernelParams[j], arena + r->arg_off + L->off[j], enc_layout_size(L, j)) == 0;
+        ok = kp.kernelParams[j] &&
+             memcmp(kp.kernelParams[j], arena + r->arg_off + L->off[j], enc_layout_size(L, j)) == 0;
     if (!ok || !kp.func) return 0; /* a patch must name the node's function */
     *func = kp.func;
     return 1;
@@ -280,7 +281,8 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
         /* captured for patching, but its nodes cannot be told apart: holding
          * launches back for a graph that can only match by chance does not pay */
         c->state = ENC_CAND_NEVER;
-        ENC_DEBUG("a repeating launch structure cannot be patched (its graph nodes could not be matched to its launches)");
+        ENC_DEBUG("a repeating launch structure cannot be patched "
+                  "(its graph nodes could not be matched to its launches)");
         enc_graph_free(g);
     } else {
         keep_graph(st, c, g, t1 - t0, t2 - t1);

@@ -156,15 +156,15 @@ void enc_record_reset(enc_seq *seq) {
     seq->shash = 0;
 }
 
-enc_pending enc_record_detach_pending(enc_seq *seq) {
-    enc_pending p = {.rec = seq->recs[seq->n]};
+enc_detached_rec enc_record_detach_pending(enc_seq *seq) {
+    enc_detached_rec p = {.rec = seq->recs[seq->n]};
     p.off = p.rec.arg_off;
     p.len = seq->arena_used - p.off;
     seq->arena_used = p.off;
     return p;
 }
 
-void enc_record_attach_pending(enc_seq *seq, const enc_pending *p) {
+void enc_record_attach_pending(enc_seq *seq, const enc_detached_rec *p) {
     memmove(seq->arena, seq->arena + p->off, p->len);
     enc_rec r = p->rec;
     r.arg_off -= (uint32_t)p->off;

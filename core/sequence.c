@@ -48,7 +48,7 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
 /* The pending launch is the anchor coming again: the sequence ends before
  * it, and it begins the next one. */
 static void cut_before_anchor(enc_stream_state *st) {
-    enc_pending anchor = enc_record_detach_pending(&st->seq);
+    enc_detached_rec anchor = enc_record_detach_pending(&st->seq);
     enc_sequence_end(st, ENC_FLUSH_CHUNK_END);
     enc_record_attach_pending(&st->seq, &anchor);
     enc_sequence_open(st);
