@@ -170,7 +170,7 @@ typedef struct enc_stream_state {
     uint32_t gen;    /* bumped when the state stops meaning its stream (thread caches check it) */
 
     enc_seq seq;     /* the open sequence */
-    int open;        /* seq.n > 0 or counting; atomic: read without the lock by flush_all */
+    int open;        /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
     /* Host time per launch, averaged over sequences: when the program's own
      * host work between launches is slow (PyTorch eager: tens of microseconds
      * per op), holding launches back only delays the GPU and a graph saves
