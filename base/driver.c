@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/driver.h"
-#include "core/engine.h"
+#include "base/guard.h"
 #include "base/log.h"
 
 enc_driver enc_drv;
@@ -20,17 +20,17 @@ static pthread_once_t libcuda_once = PTHREAD_ONCE_INIT;
 static uintptr_t libcuda_base;
 
 static void open_libcuda(void) {
-    enc_tls_guard++;
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
-    if (!h) h = dlopen("libcuda.so", RTLD_LAZY);
-    if (h) {
-        void *init = enc_real_dlsym(h, "cuInit");
-        Dl_info info;
-        if (init && dladdr(init, &info)) libcuda_base = (uintptr_t)info.dli_fbase;
+    ENC_GUARDED {
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
+        if (!h) h = dlopen("libcuda.so", RTLD_LAZY);
+        if (h) {
+            void *init = enc_real_dlsym(h, "cuInit");
+            Dl_info info;
+            if (init && dladdr(init, &info)) libcuda_base = (uintptr_t)info.dli_fbase;
+        }
+        __atomic_store_n(&libcuda_handle, h, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&libcuda_handle, h, __ATOMIC_RELEASE);
-    enc_tls_guard--;
 }
 
 void *enc_libcuda(void) {
@@ -65,40 +65,41 @@ int enc_driver_resolve(void) {
     if (!g) return -1;
     memcpy(&gpa, &g, sizeof g);
     const char *missing = NULL;
-    enc_tls_guard++;
-    ENC_RESOLVE(launchKernelEx, "cuLaunchKernelEx", 11060);
-    ENC_RESOLVE(streamBeginCapture, "cuStreamBeginCapture", 10010);
-    ENC_RESOLVE(streamEndCapture, "cuStreamEndCapture", 10000);
-    ENC_RESOLVE(graphInstantiate, "cuGraphInstantiateWithFlags", 11040);
-    ENC_RESOLVE(graphLaunch, "cuGraphLaunch", 10000);
-    ENC_RESOLVE(graphExecDestroy, "cuGraphExecDestroy", 10000);
-    ENC_RESOLVE(graphDestroy, "cuGraphDestroy", 10000);
-    ENC_RESOLVE(streamCreate, "cuStreamCreate", 2000);
-    ENC_RESOLVE(streamGetFlags, "cuStreamGetFlags", 5050);
-    ENC_RESOLVE(streamGetCtx, "cuStreamGetCtx", 9020);
-    ENC_RESOLVE(ctxGetCurrent, "cuCtxGetCurrent", 4000);
-    ENC_RESOLVE(ctxPushCurrent, "cuCtxPushCurrent", 4000);
-    ENC_RESOLVE(ctxPopCurrent, "cuCtxPopCurrent", 4000);
-    ENC_RESOLVE(eventCreate, "cuEventCreate", 2000);
-    ENC_RESOLVE(eventRecord, "cuEventRecord", 2000);
-    ENC_RESOLVE(streamWaitEvent, "cuStreamWaitEvent", 3020);
-    const char *required_missing = missing;
-    missing = NULL;
-    /* Optional: parameter layout and names (without them launches run eagerly). */
-    ENC_RESOLVE(funcGetParamInfo, "cuFuncGetParamInfo", 12040);
-    ENC_RESOLVE(kernelGetParamInfo, "cuKernelGetParamInfo", 12040);
-    ENC_RESOLVE(funcGetName, "cuFuncGetName", 12030);
-    ENC_RESOLVE(kernelGetName, "cuKernelGetName", 12030);
-    ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
-    ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
-    ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
-    ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
-    ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
-    if (missing) ENC_DEBUG("the driver lacks %s", missing);
-    missing = NULL;
-    ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */
-    enc_drv.getProcAddress = gpa;
-    enc_tls_guard--;
+    const char *required_missing = NULL;
+    ENC_GUARDED {
+        ENC_RESOLVE(launchKernelEx, "cuLaunchKernelEx", 11060);
+        ENC_RESOLVE(streamBeginCapture, "cuStreamBeginCapture", 10010);
+        ENC_RESOLVE(streamEndCapture, "cuStreamEndCapture", 10000);
+        ENC_RESOLVE(graphInstantiate, "cuGraphInstantiateWithFlags", 11040);
+        ENC_RESOLVE(graphLaunch, "cuGraphLaunch", 10000);
+        ENC_RESOLVE(graphExecDestroy, "cuGraphExecDestroy", 10000);
+        ENC_RESOLVE(graphDestroy, "cuGraphDestroy", 10000);
+        ENC_RESOLVE(streamCreate, "cuStreamCreate", 2000);
+        ENC_RESOLVE(streamGetFlags, "cuStreamGetFlags", 5050);
+        ENC_RESOLVE(streamGetCtx, "cuStreamGetCtx", 9020);
+        ENC_RESOLVE(ctxGetCurrent, "cuCtxGetCurrent", 4000);
+        ENC_RESOLVE(ctxPushCurrent, "cuCtxPushCurrent", 4000);
+        ENC_RESOLVE(ctxPopCurrent, "cuCtxPopCurrent", 4000);
+        ENC_RESOLVE(eventCreate, "cuEventCreate", 2000);
+        ENC_RESOLVE(eventRecord, "cuEventRecord", 2000);
+        ENC_RESOLVE(streamWaitEvent, "cuStreamWaitEvent", 3020);
+        required_missing = missing;
+        missing = NULL;
+        /* Optional: parameter layout and names (without them launches run eagerly). */
+        ENC_RESOLVE(funcGetParamInfo, "cuFuncGetParamInfo", 12040);
+        ENC_RESOLVE(kernelGetParamInfo, "cuKernelGetParamInfo", 12040);
+        ENC_RESOLVE(funcGetName, "cuFuncGetName", 12030);
+        ENC_RESOLVE(kernelGetName, "cuKernelGetName", 12030);
+        ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
+        ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
+        ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
+        ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
+        ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
+        if (missing) ENC_DEBUG("the driver lacks %s", missing);
+        missing = NULL;
+        ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */
+        enc_drv.getProcAddress = gpa;
+    }
     if (missing || required_missing) {
         enc_log(ENC_LOG_WARN, "the driver lacks %s; encore passes everything through",
                 missing ? missing : required_missing);

@@ -9,11 +9,8 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "base/guard.h"
 #include "core/stats.h"
-
-/* Thread-local re-entrancy guard: set while encore itself (or the driver,
- * inside a hooked call) is running, so nested hooks pass straight through. */
-extern __thread int enc_tls_guard __attribute__((tls_model("initial-exec")));
 
 /* 1 once start-up ran and encore is deferring; 0 for pass-through
  * (ENCORE=0, or after an internal failure). */

@@ -46,9 +46,8 @@ static int verify_variant(void *gpa, int with_status, const char *sym, int v, in
     cuuint64_t f = enc_variants[v].per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                               : (flags & ~(cuuint64_t)CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
     CUdriverProcAddressQueryResult st;
-    enc_tls_guard++;
-    CUresult r = real_gpa(gpa, with_status, sym, &q, ENC_HEADER_CUDA_VERSION, f, &st);
-    enc_tls_guard--;
+    CUresult r = CUDA_SUCCESS;
+    ENC_GUARDED r = real_gpa(gpa, with_status, sym, &q, ENC_HEADER_CUDA_VERSION, f, &st);
     return r == CUDA_SUCCESS && q == p;
 }
 
@@ -92,9 +91,7 @@ static CUresult gpa_common(void *real, int with_status, const char *sym, void **
     if (r != CUDA_SUCCESS || !pfn || !*pfn || !sym || enc_tls_guard) return r;
     enc_interpose_ensure_init();
     if (!enc_active) return r; /* ENCORE=0 or switched off: the driver's own pointers */
-    enc_tls_guard++;
-    *pfn = wrap_proc(real, with_status, sym, ver, flags, *pfn);
-    enc_tls_guard--;
+    ENC_GUARDED *pfn = wrap_proc(real, with_status, sym, ver, flags, *pfn);
     return r;
 }
 

@@ -1,0 +1,55 @@
+/* encore: the flush deadline.
+ *
+ * A program that waits for the GPU by spinning on host memory makes no CUDA
+ * call that would release what its streams hold. A helper thread, started at
+ * the first hold, releases launches held longer than ENCORE_FLUSH_DEADLINE,
+ * so such a program cannot hang. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <time.h>
+
+#include "base/guard.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+#define MIN_NAP_NS 20000 /* the thread wakes at most every 20 us */
+
+/* Release st's launches if they have been held longer than deadline_ns. */
+static void release_if_late(enc_stream_state *st, uint64_t now, uint64_t deadline_ns) {
+    if (!__atomic_load_n(&st->held, __ATOMIC_RELAXED)) return;
+    if (pthread_mutex_trylock(&st->mu) != 0) return;
+    if (st->held && now - st->held_since >= deadline_ns) enc_release_at_flush_point(st, ENC_FLUSH_DEADLINE);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void *deadline_main(void *arg) {
+    (void)arg;
+    enc_guard_set_for_good(); /* everything this thread does is encore's own */
+    int64_t dl = enc_opt.flush_deadline * 1000;
+    struct timespec nap = {0, dl / 2 > MIN_NAP_NS ? dl / 2 : MIN_NAP_NS};
+    if (nap.tv_nsec >= 1000000000) {
+        nap.tv_sec = nap.tv_nsec / 1000000000;
+        nap.tv_nsec %= 1000000000;
+    }
+    for (;;) {
+        nanosleep(&nap, NULL);
+        if (!__atomic_load_n(&enc_n_held, __ATOMIC_RELAXED)) continue;
+        uint64_t now = enc_now_ns();
+        int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+        for (int i = 0; i < n; i++) release_if_late(enc_states[i], now, (uint64_t)dl);
+    }
+    return NULL;
+}
+
+static pthread_once_t deadline_once = PTHREAD_ONCE_INIT;
+
+static void deadline_spawn(void) {
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &a, deadline_main, NULL) != 0) enc_core_disable("could not start the flush-deadline thread");
+    pthread_attr_destroy(&a);
+}
+
+void enc_deadline_start(void) { pthread_once(&deadline_once, deadline_spawn); }

@@ -1,0 +1,75 @@
+/* encore: start-up, exit, fork, and switching off. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/driver.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "core/internal.h"
+#include "core/report.h"
+#include "policy/options.h"
+
+int enc_active;
+int enc_initialized;
+void (*enc_audit_enter)(void);
+void (*enc_audit_leave)(void);
+
+void enc_core_disable(const char *why) {
+    static int once;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
+    enc_event_disabled(why);
+    enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+}
+
+static void at_exit(void) {
+    /* The program is done: whatever this thread calls from now on (other
+     * exit handlers, destructors) passes straight through. */
+    enc_guard_set_for_good();
+    if (enc_active) enc_core_flush_all(ENC_FLUSH_EXIT);
+    enc_report_at_exit();
+}
+
+/* A forked child inherits the parent's held launches and stream states but
+ * not the threads (driver workers, the deadline thread) or, in CUDA, a usable
+ * context: issuing or waiting for the parent's work there can only hang or
+ * fail. Once the parent has used streams through encore, the child passes
+ * every call straight through. */
+static void after_fork_in_child(void) {
+    if (!__atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE)) return; /* nothing of the parent's: stay active */
+    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    ENC_DEBUG("forked child: passing every call straight through (the CUDA state is the parent's)");
+}
+
+/* A test that preloads encore_audit_enter/leave sees every launch encore issues. */
+static void find_audit_hooks(void) {
+    void *e = enc_real_dlsym(RTLD_DEFAULT, "encore_audit_enter");
+    void *x = enc_real_dlsym(RTLD_DEFAULT, "encore_audit_leave");
+    if (e && x) {
+        memcpy(&enc_audit_enter, &e, sizeof e);
+        memcpy(&enc_audit_leave, &x, sizeof x);
+    }
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_once_fn(void) {
+    ENC_GUARDED {
+        enc_options_init();
+        enc_log_threshold = enc_opt.log_level;
+        enc_report_init();
+        if (enc_opt.print_config) enc_options_print();
+        int active = enc_opt.enabled;
+        if (active && enc_driver_resolve() != 0) active = 0;
+        find_audit_hooks();
+        atexit(at_exit);
+        pthread_atfork(NULL, NULL, after_fork_in_child);
+        __atomic_store_n(&enc_active, active, __ATOMIC_RELEASE);
+        __atomic_store_n(&enc_initialized, 1, __ATOMIC_RELEASE);
+    }
+}
+
+void enc_core_init(void) { pthread_once(&init_once, init_once_fn); }

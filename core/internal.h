@@ -1,0 +1,338 @@
+/* encore: the engine's internal header, shared by the files of core/ and
+ * by the unit tests (tests/unit), never by interpose/ (that sees engine.h).
+ *
+ * First the shared constants and structures, then the functions each file
+ * of the engine offers the others, grouped by the file that defines them.
+ * Every function here has hidden visibility (the build uses
+ * -fvisibility=hidden): libencore exports none of them, and the unit tests
+ * reach them by linking the encore_internal static library.
+ *
+ * Vocabulary. A *sequence* is what a stream records between cut points; the
+ * one being recorded is the stream's open sequence. A *graph* is a
+ * sequence's captured form. A *candidate* is a sequence's hash counted
+ * towards capture. The *trie* holds, per stream, the structure of every
+ * captured sequence, one *trie node* per launch; graphs hang at the node
+ * where their sequence ends. *Holding* = deferring launches while they walk
+ * the trie; *release* = issuing what is held (one graph launch if it
+ * matches, else eagerly in order). */
+#ifndef ENCORE_INTERNAL_H
+#define ENCORE_INTERNAL_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "core/engine.h"
+#include "core/stats.h"
+
+/* ---- constants ---------------------------------------------------------------- */
+
+#define ENC_MAX_PARAMS 256        /* kernel parameters read at most (more: the kernel runs eagerly) */
+#define ENC_MAX_ATTRS 16          /* launch attributes recorded at most (more: the launch runs eagerly) */
+#define ENC_MAX_ARG_BYTES 65536   /* a layout reaching past this is not trusted */
+#define ENC_KERNEL_NAME_MAX 96    /* kernel names are kept (truncated) to this size, NUL included */
+#define ENC_LAYOUT_CAP 16384      /* kernels whose parameter layout is cached (a power of two) */
+#define ENC_MAX_STATES 4096       /* stream states, all threads together */
+#define ENC_CAND_CAP 1024         /* candidates per stream (a power of two) */
+#define ENC_TRIE_ROOT 0           /* the trie node before any launch */
+#define ENC_NO_NODE UINT32_MAX    /* no such trie node */
+#define ENC_SAMPLE_EVERY 61       /* one launch in this many is timed (a prime, see launch.c) */
+/* 2^64 / golden ratio: the multiplier that spreads consecutive keys (Fibonacci hashing). */
+#define ENC_GOLDEN_64 0x9e3779b97f4a7c15ULL
+/* Keeps structural candidates (kernels and configurations alone) apart from exact ones. */
+#define ENC_STRUCT_SALT 0x5f3759df9e3779b9ULL
+
+static inline uint64_t enc_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A driver call that issues GPU work, bracketed by the test-only audit hooks. */
+#define AUDITED(call)                              \
+    ({                                             \
+        if (enc_audit_enter) enc_audit_enter();    \
+        CUresult r__ = (call);                     \
+        if (enc_audit_leave) enc_audit_leave();    \
+        r__;                                       \
+    })
+
+/* ---- structures ---------------------------------------------------------------- */
+
+/* A kernel's parameter layout, as the driver reports it. */
+typedef struct enc_layout {
+    void *func;
+    uint32_t nparams;
+    uint32_t argbytes; /* packed size: last offset + size */
+    int ok;            /* 0: opaque, launches of it run eagerly */
+    int is_kernel;     /* the handle is a CUkernel passed as a CUfunction */
+    struct enc_layout *retired_next;
+    char name[ENC_KERNEL_NAME_MAX];
+    uint32_t off[];    /* nparams offsets, then nparams sizes */
+} enc_layout;
+
+static inline uint32_t enc_layout_size(const enc_layout *L, uint32_t i) { return L->off[L->nparams + i]; }
+
+/* A recorded launch; its argument bytes and attributes live in an arena. */
+typedef struct enc_rec {
+    CUfunction f;
+    const enc_layout *L;
+    unsigned grid[3], block[3], smem;
+    uint32_t nattrs;
+    uint32_t arg_off;  /* into the owning arena */
+    uint32_t attr_off; /* into the owning arena */
+    uint64_t sfp, afp; /* structure and argument fingerprints */
+} enc_rec;
+
+/* A stream's open sequence: its records (recs[n] is the pending one, recorded
+ * but not yet part of the sequence) and the arena holding their bytes. */
+typedef struct enc_seq {
+    enc_rec *recs;     /* enc_opt.max_chunk of them */
+    uint32_t n;
+    unsigned char *arena;
+    size_t arena_used, arena_cap;
+    uint64_t hash;     /* structure and arguments of recs[0..n) */
+    uint64_t shash;    /* their structure alone (learning for patching) */
+    int poisoned;      /* contains a launch that cannot be re-issued */
+    int fully_replayed;
+    uint64_t t0;       /* when it opened */
+} enc_seq;
+
+/* A captured sequence: the records it was captured from, and its graph. */
+typedef struct enc_graph_node {
+    CUgraphNode node;
+    CUfunction func; /* as the graph has it (a CUkernel launch has a CUfunction there) */
+} enc_graph_node;
+
+typedef struct enc_graph {
+    uint64_t id;       /* the report's sequence id */
+    uint32_t len;
+    uint32_t node;     /* the trie node where its sequence ends */
+    enc_rec *recs;
+    unsigned char *arena;
+    CUgraphExec exec;
+    /* For patching: the captured graph (kept: node handles are its) and its
+     * kernel node for each launch, in order; NULL when not patchable. */
+    CUgraph graph;
+    enc_graph_node *knodes;
+    uint64_t hits, last_used;
+    uint64_t cand_hash; /* the candidate it was captured for (exact or structural) */
+    struct enc_graph *next_at_node;
+} enc_graph;
+
+typedef struct enc_trie_node {
+    uint32_t parent;
+    uint32_t first_child;
+    uint64_t sfp;
+    CUfunction f; /* what the launch leading here looked like, for divergence reports */
+    unsigned grid[3], block[3], smem;
+    enc_graph *graphs; /* graphs whose sequence ends here */
+} enc_trie_node;
+
+enum enc_cand_state {
+    ENC_CAND_COUNTING = 0,
+    ENC_CAND_CAPTURED = 1,
+    ENC_CAND_NEVER = 2, /* capture failed or excluded */
+};
+
+typedef struct enc_candidate {
+    uint64_t hash;
+    uint32_t count; /* 0: a free slot */
+    uint8_t state;  /* enum enc_cand_state */
+} enc_candidate;
+
+/* What a stream has learnt: candidates, graphs and the trie that finds them. */
+typedef struct enc_store {
+    enc_trie_node *nodes;
+    uint32_t nnodes, cap_nodes;
+    uint32_t *child_tab; /* open addressing: node ids, keyed by (parent, sfp) */
+    uint32_t child_cap;  /* a power of two, at least twice the nodes */
+    int ngraphs;
+    uint64_t use_clock;  /* ticks per launch; a graph's last_used is read off it */
+    enc_candidate cands[ENC_CAND_CAP];
+} enc_store;
+
+enum enc_stream_kind { ENC_STREAM_EXPLICIT = 0, ENC_STREAM_LEGACY = 1, ENC_STREAM_PER_THREAD = 2 };
+
+/* One stream of the program, as encore follows it. Fields below `mu` are
+ * guarded by it, except those marked atomic. */
+typedef struct enc_stream_state {
+    pthread_mutex_t mu;
+    int kind;        /* enum enc_stream_kind */
+    CUstream handle; /* the program's handle (explicit streams) */
+    CUcontext ctx;
+    pid_t owner;     /* per-thread streams: the owning thread */
+    int blocking;    /* synchronises with the legacy stream */
+    int needs_init;
+    int dead;        /* its stream was destroyed: the state may be reused */
+    uint32_t gen;    /* bumped when the state stops meaning its stream (thread caches check it) */
+
+    enc_seq seq;     /* the open sequence */
+    int open;        /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
+    /* Host time per launch, averaged over sequences: when the program's own
+     * host work between launches is slow (PyTorch eager: tens of microseconds
+     * per op), holding launches back only delays the GPU and a graph saves
+     * little, so such a stream is not held back (ENCORE_MAX_GAP). */
+    uint64_t gap_ns;
+    int sparse;
+    /* The first launch after a flush point is the anchor: when it comes
+     * again, a new sequence starts. Loops without a flush point per iteration
+     * then cut into the same sequences every iteration, whatever their length. */
+    int anchor_set;
+    uint64_t anchor_sfp, anchor_afp;
+
+    /* Per-thread default streams: another thread cannot name them, so a
+     * release from another thread (deadline, a device-wide flush) goes to a
+     * side stream ordered after ev_start, and the owner joins ev_done. */
+    CUevent ev_start, ev_done;
+    CUstream side;
+    int join_pending;
+
+    /* holding */
+    int held;        /* atomic: read without the lock */
+    uint32_t node;   /* the trie node the held launches reached */
+    uint64_t held_since;
+    uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
+
+    enc_store store;
+} enc_stream_state;
+
+/* ---- layout.c: parameter layouts, cached per function --------------------------- */
+
+const enc_layout *enc_layout_cached(CUfunction f);  /* NULL if not looked up yet */
+const enc_layout *enc_layout_for(CUfunction f);     /* looks it up (driver calls) if needed */
+void enc_layouts_reset(void);                       /* code was unloaded */
+
+/* ---- stream.c: the stream-state table and issuing on a stream ------------------- */
+
+extern enc_stream_state *enc_states[ENC_MAX_STATES];
+extern int enc_nstates;         /* atomic */
+extern int enc_n_held;          /* states holding launches; atomic */
+extern int enc_n_open;          /* states with an open sequence; atomic */
+extern int enc_n_join_pending;  /* per-thread states released from another thread; atomic */
+
+/* The state of the stream a call names (NULL: legacy, or per-thread for
+ * _ptsz/_ptds entry points), created if `create`; NULL if there is none. */
+enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create);
+/* The stream was destroyed: end its sequence, forget what it learnt, free the state for reuse. */
+void enc_stream_retire(enc_stream_state *st);
+pid_t enc_tid(void);
+/* Make st's context current on this thread; returns 1 if it pushed. */
+int enc_stream_enter_ctx(const enc_stream_state *st);
+void enc_stream_leave_ctx(int pushed);
+/* Where to issue st's held work from this thread (see enc_stream_state). */
+CUstream enc_stream_begin_issue(enc_stream_state *st, int *pushed, int *side);
+void enc_stream_end_issue(enc_stream_state *st, int pushed, int side);
+/* The owner thread orders its per-thread stream after work released elsewhere. */
+void enc_stream_join_side(enc_stream_state *st);
+/* Before holding on a per-thread stream: mark where the hold starts (0: cannot hold). */
+int enc_stream_hold_ok(enc_stream_state *st);
+/* Issue one recorded launch (its bytes in `arena`) on `stream`. */
+CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream);
+
+/* ---- store.c: a stream's sequence store (trie, graphs, eviction) ---------------- */
+
+extern int enc_n_graphs; /* graphs alive, all streams; atomic */
+
+int enc_store_init(enc_store *s); /* 0, or -1 out of memory (free with enc_store_free) */
+void enc_store_free(enc_store *s);
+/* The child of `parent` reached by a launch of structure `sfp`, or ENC_NO_NODE. */
+static inline uint32_t enc_store_child_slot(const enc_store *s, uint32_t parent, uint64_t sfp) {
+    uint64_t h = sfp ^ ((uint64_t)parent * ENC_GOLDEN_64);
+    h ^= h >> 29;
+    return (uint32_t)h & (s->child_cap - 1);
+}
+static inline uint32_t enc_store_child(const enc_store *s, uint32_t parent, uint64_t sfp) {
+    uint32_t mask = s->child_cap - 1;
+    for (uint32_t i = enc_store_child_slot(s, parent, sfp);; i = (i + 1) & mask) {
+        uint32_t id = s->child_tab[i];
+        if (id == ENC_NO_NODE) return ENC_NO_NODE;
+        if (s->nodes[id].parent == parent && s->nodes[id].sfp == sfp) return id;
+    }
+}
+/* Walk (creating) the path for recs[0..n); returns the end node, or ENC_NO_NODE out of memory. */
+uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n);
+/* Hang g at its trie node (g->node) and count it. */
+void enc_store_add_graph(enc_store *s, enc_graph *g);
+/* Unhang and free g. Its candidate counts again from zero if `evicted`, else never again. */
+void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
+void enc_store_evict_lru(enc_store *s);
+/* Drop every graph, the trie and the candidates. */
+void enc_store_forget(enc_store *s);
+/* Free a graph that is in no trie (any more), its executable and graph too. */
+void enc_graph_free(enc_graph *g);
+
+/* ---- record.c: recording and fingerprinting a launch into a sequence ------------ */
+
+int enc_record_init(enc_seq *seq, uint32_t max_launches); /* 0, or -1 out of memory */
+/* Record launch l (layout L) as the pending launch recs[n]. Returns 0, or -1
+ * if it cannot be recorded (then nothing of it is kept). */
+int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L);
+/* The pending launch becomes part of the sequence (and of its hashes). */
+void enc_record_commit(enc_seq *seq);
+/* An empty sequence (the arena's memory is kept). */
+void enc_record_reset(enc_seq *seq);
+/* The pending launch, taken out of the sequence to begin the next one: its
+ * record, and where its bytes lie in the arena (past arena_used, untouched
+ * while the sequence ends: releasing and learning only read the arena). */
+typedef struct enc_detached_rec {
+    enc_rec rec;
+    size_t off, len;
+} enc_detached_rec;
+enc_detached_rec enc_record_detach_pending(enc_seq *seq);
+/* Make a detached launch the pending launch of the (empty) sequence. */
+void enc_record_attach_pending(enc_seq *seq, const enc_detached_rec *p);
+
+/* ---- sequence.c: a stream's open sequence: open, record, cut, end ---------------- */
+
+void enc_sequence_open(enc_stream_state *st);
+/* Open the sequence if needed and record l as its pending launch; when l is
+ * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
+ * 0 if not (the sequence is poisoned). */
+int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
+/* The sequence ends (a flush point, or ENC_FLUSH_CHUNK_END): release, learn, reset. */
+void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
+
+/* ---- learn.c: candidates, capture, a graph's kernel nodes ------------------------ */
+
+/* The candidate for `hash` in `table` (ENC_CAND_CAP slots), or NULL. With
+ * `create`, a free slot or the least-counted counting candidate near its home
+ * is taken over when it is not there. */
+enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create);
+/* Count the ended sequence towards capture, and capture it when it is due. */
+void enc_learn_sequence(enc_stream_state *st);
+
+/* ---- replay.c: matching, release, replay, patching ------------------------------- */
+
+/* Release what st holds at a flush point; the sequence goes on. */
+void enc_release_at_flush_point(enc_stream_state *st, enum enc_flush_reason why);
+/* Release what st holds as its sequence ends. */
+void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
+/* A launch of f (layout L, NULL if not known yet) continues no graph from
+ * the node st holds at: note the divergence (if `note` and no graph ends
+ * there), then release. */
+void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note);
+
+/* ---- launch.c: the launch path, flush points, lifecycle events ------------------ */
+
+extern int enc_prog_capturing; /* the program's own captures in progress; atomic */
+
+/* ---- deadline.c: the flush-deadline thread --------------------------------------- */
+
+void enc_deadline_start(void); /* once; switches encore off if the thread cannot start */
+
+/* ---- events.c: rare events, counted and written to the report and event log ------ */
+
+/* A graph of len launches (recs) was captured; returns its sequence id. */
+uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint64_t capture_ns, uint64_t instantiate_ns);
+void enc_event_capture_failed(const char *what, CUresult r);
+void enc_event_divergence(enum enc_divergence_kind kind, const enc_layout *expected, const enc_layout *got, int arg,
+                          uint32_t pos);
+void enc_event_graph_evicted(const enc_graph *g);
+/* g was launched in place of n held launches (patched: arguments patched in first). */
+void enc_event_graph_hit(const enc_graph *g, uint32_t n, int patched);
+void enc_event_disabled(const char *why);
+
+#endif

@@ -1,0 +1,281 @@
+/* encore: the launch path, flush points and lifecycle events: what the
+ * hooks call (core/engine.h).
+ *
+ * A launch goes one of these ways (enc_core_launch, then launch_on):
+ *   - straight through, as without encore: no stream state, the program is
+ *     capturing, or a launch encore cannot re-issue (the sequence ends first);
+ *   - issued and only counted: a stream whose launches come too far apart
+ *     (ENCORE_MAX_GAP);
+ *   - issued first, then recorded: the first launch of a kernel;
+ *   - recorded, then held: it begins a graph's sequence (start_holding), or
+ *     continues the held launches' walk of the trie (continue_holding);
+ *   - recorded and issued eagerly: anything else, or the held launches
+ *     diverged from every graph (they are released first).
+ *
+ * Locks: one mutex per stream state, uncontended for a single-threaded
+ * program (flushes from other threads and the deadline thread take it too).
+ * The launch path allocates nothing and makes no system call. */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "base/driver.h"
+#include "base/guard.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+int enc_prog_capturing;
+
+static CUresult call_real(const enc_launch *l) {
+    if (l->shape == ENC_SHAPE_EX)
+        return ((PFN_cuLaunchKernelEx_v11060)l->real)(l->config, l->f, l->params, l->extra);
+    return ((PFN_cuLaunchKernel_v4000)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                                               l->block[2], l->smem, l->stream, l->params, l->extra);
+}
+
+/* The launch goes to the driver now, as the program made it. */
+static CUresult issue_now(const enc_launch *l) {
+    ENC_TSTAT_ADD(launches_eager, 1);
+    return AUDITED(call_real(l));
+}
+
+static int recordable(const enc_layout *L, const enc_launch *l) {
+    return L && L->ok && !(l->config && l->config->numAttrs > ENC_MAX_ATTRS);
+}
+
+/* Legacy-stream implicit synchronisation: work on the legacy stream waits
+ * for every blocking stream and the other way round, so before anything is
+ * enqueued on one side, what is held on the other side must be issued. */
+static void legacy_order(enc_stream_state *st) {
+    int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
+    if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return; /* only st itself */
+    if (st->kind == ENC_STREAM_EXPLICIT && !st->blocking) return;
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *o = enc_states[i];
+        if (o == st || !__atomic_load_n(&o->held, __ATOMIC_RELAXED) || o->ctx != st->ctx) continue;
+        int relevant = st->kind == ENC_STREAM_LEGACY ? (o->kind != ENC_STREAM_EXPLICIT || o->blocking)
+                                                     : o->kind == ENC_STREAM_LEGACY;
+        if (!relevant) continue;
+        pthread_mutex_lock(&o->mu);
+        enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);
+        pthread_mutex_unlock(&o->mu);
+    }
+}
+
+/* ---- the ways a launch goes ---------------------------------------------------------
+ * Each function below that takes a stream state is entered with st->mu held
+ * and returns with it released. */
+
+/* Time one launch in ENC_SAMPLE_EVERY, a prime: a power of two would alias
+ * with sequence lengths and always sample the same positions (say, only the
+ * launches that end a sequence and launch its graph). */
+static uint64_t sample_start(enc_stream_state *st) {
+    return ++st->sample_clock % ENC_SAMPLE_EVERY == 0 ? enc_now_ns() : 0;
+}
+
+static void end_sequence_if_full(enc_stream_state *st) {
+    if (st->seq.n >= (uint32_t)enc_opt.max_chunk) enc_sequence_end(st, ENC_FLUSH_CHUNK_END);
+}
+
+/* The pending launch went to the driver (with result r) and is part of the sequence now. */
+static CUresult done_issued(enc_stream_state *st, CUresult r) {
+    enc_record_commit(&st->seq);
+    if (r != CUDA_SUCCESS) st->seq.poisoned = 1; /* never capture a sequence that failed */
+    end_sequence_if_full(st);
+    st->store.use_clock++;
+    pthread_mutex_unlock(&st->mu);
+    return r;
+}
+
+/* The pending launch is held (and part of the sequence already). */
+static CUresult done_held(enc_stream_state *st, uint64_t t0) {
+    end_sequence_if_full(st);
+    st->store.use_clock++;
+    pthread_mutex_unlock(&st->mu);
+    if (t0) {
+        ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0);
+        ENC_TSTAT_ADD(deferred_samples, 1);
+    }
+    return CUDA_SUCCESS;
+}
+
+/* No stream state (no context current, or out of states): exactly as without encore. */
+static CUresult pass_straight_through(const enc_launch *l) {
+    enc_core_flush_all(ENC_FLUSH_OPAQUE_LAUNCH);
+    ENC_TSTAT_ADD(launches_eager, 1);
+    return call_real(l);
+}
+
+/* The program is capturing, or a launch encore cannot re-issue: the
+ * sequence ends, and the launch goes out after it, in order. */
+static CUresult end_sequence_and_pass_through(enc_stream_state *st, const enc_launch *l) {
+    enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
+    pthread_mutex_unlock(&st->mu);
+    return issue_now(l);
+}
+
+/* ENCORE_MAX_GAP: this stream is neither held nor captured. Its launches are
+ * only counted and timed, to notice when they come faster: no layout, no
+ * copy, no hash. */
+static CUresult count_and_pass_through(enc_stream_state *st, const enc_launch *l) {
+    enc_sequence_open(st);
+    st->seq.poisoned = 1; /* nothing recorded: never a capture candidate */
+    return done_issued(st, issue_now(l));
+}
+
+/* First launch of this kernel: it cannot be part of a graph. Run it first
+ * (the driver may load code lazily at its first launch, and its parameters
+ * cannot be read before), then learn its layout and record it. */
+static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
+    if (st->held) enc_release_on_divergence(st, l->f, NULL, 1);
+    CUresult r = issue_now(l);
+    const enc_layout *L = r == CUDA_SUCCESS ? enc_layout_for(l->f) : NULL;
+    if (!recordable(L, l)) {
+        enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
+        pthread_mutex_unlock(&st->mu);
+        return r;
+    }
+    sample_start(st); /* counted, never timed: it was not deferred */
+    enc_sequence_record(st, l, L);
+    return done_issued(st, r);
+}
+
+/* The pending launch begins a graph's sequence: hold it. 0 if it does not
+ * (or a per-thread stream cannot mark where the hold starts). */
+static int start_holding(enc_stream_state *st) {
+    if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse) return 0;
+    uint32_t c = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
+    if (c == ENC_NO_NODE || (st->kind == ENC_STREAM_PER_THREAD && !enc_stream_hold_ok(st))) return 0;
+    __atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);
+    st->node = c;
+    enc_record_commit(&st->seq);
+    st->held_since = enc_now_ns();
+    __atomic_fetch_add(&enc_n_held, 1, __ATOMIC_RELAXED);
+    enc_deadline_start();
+    return 1;
+}
+
+/* Launches are held: hold this one too if it continues a graph's sequence
+ * from where they are in the trie; else release them and issue it. */
+static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, const enc_layout *L, int recorded,
+                                 uint64_t t0) {
+    uint32_t c = recorded ? enc_store_child(&st->store, st->node, st->seq.recs[st->seq.n].sfp) : ENC_NO_NODE;
+    if (c != ENC_NO_NODE) {
+        st->node = c;
+        enc_record_commit(&st->seq);
+        return done_held(st, t0);
+    }
+    enc_release_on_divergence(st, l->f, L, recorded); /* diverged from every graph (or a graph ends before it) */
+    return done_issued(st, issue_now(l));
+}
+
+static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
+    uint64_t t0 = sample_start(st);
+    int recorded = enc_sequence_record(st, l, L);
+    if (st->held) return continue_holding(st, l, L, recorded, t0);
+    if (recorded && start_holding(st)) return done_held(st, t0);
+    return done_issued(st, issue_now(l));
+}
+
+/* The launch on st's stream: takes st->mu and releases it. */
+static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
+    legacy_order(st);
+    pthread_mutex_lock(&st->mu);
+    enc_stream_join_side(st);
+    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
+    if (st->sparse && !st->held) return count_and_pass_through(st, l);
+    const enc_layout *L = enc_layout_cached(l->f);
+    if (!L) return issue_first_launch(st, l);
+    if (!recordable(L, l)) return end_sequence_and_pass_through(st, l);
+    return record_then_hold_or_issue(st, l, L);
+}
+
+CUresult enc_core_launch(const enc_launch *l) {
+    if (enc_tls_guard) return call_real(l);
+    enc_core_ensure_init();
+    if (!enc_active) return call_real(l);
+    enc_stats_touch();
+    ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
+    ENC_TSTAT_ADD(launches_seen, 1);
+    CUresult r = CUDA_SUCCESS;
+    ENC_GUARDED {
+        enc_stream_state *st = enc_stream_for(l->stream, l->per_thread, 1);
+        r = st ? launch_on(st, l) : pass_straight_through(l);
+    }
+    return r;
+}
+
+void enc_core_opaque_launch(CUstream stream, int per_thread) {
+    ENC_TSTAT_ADD(launches_seen, 1);
+    ENC_TSTAT_ADD(launches_eager, 1);
+    if (per_thread < 0) enc_core_flush_all(ENC_FLUSH_OPAQUE_LAUNCH);
+    else enc_core_flush_stream(stream, per_thread, ENC_FLUSH_OPAQUE_LAUNCH);
+}
+
+/* ---- flush points ------------------------------------------------------------------- */
+
+void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
+    if (!enc_active || (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
+                        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0))
+        return;
+    enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
+    if (!st) {
+        enc_core_flush_all(why);
+        return;
+    }
+    legacy_order(st);
+    pthread_mutex_lock(&st->mu);
+    enc_stream_join_side(st);
+    enc_sequence_end(st, why);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void enc_core_flush_all(enum enc_flush_reason why) {
+    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0) return;
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *st = enc_states[i];
+        if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED)) continue;
+        pthread_mutex_lock(&st->mu);
+        enc_sequence_end(st, why);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+/* ---- lifecycle events --------------------------------------------------------------- */
+
+void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r) {
+    (void)stream; (void)per_thread;
+    if (r == CUDA_SUCCESS) __atomic_fetch_add(&enc_prog_capturing, 1, __ATOMIC_RELAXED);
+}
+
+void enc_core_capture_end(CUstream stream, int per_thread, CUresult r) {
+    (void)stream; (void)per_thread; (void)r;
+    int c = __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED);
+    while (c > 0 &&
+           !__atomic_compare_exchange_n(&enc_prog_capturing, &c, c - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+void enc_core_stream_destroy(CUstream stream, int per_thread) {
+    if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
+        enc_core_flush_stream(stream, per_thread, ENC_FLUSH_STREAM_CALL);
+        return;
+    }
+    enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
+    if (st) enc_stream_retire(st);
+}
+
+void enc_core_module_unload(void) {
+    enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *st = enc_states[i];
+        pthread_mutex_lock(&st->mu);
+        enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
+        enc_store_forget(&st->store);
+        st->needs_init = 1;
+        pthread_mutex_unlock(&st->mu);
+    }
+    enc_layouts_reset();
+}

@@ -1,0 +1,143 @@
+/* encore: parameter layouts, cached per function.
+ *
+ * A launch is recorded by copying its arguments, which needs the kernel's
+ * parameter offsets and sizes (cuFuncGetParamInfo, or cuKernelGetParamInfo
+ * for a CUkernel passed as a CUfunction). They are read once per function
+ * and kept in an open-addressing table that launches read without a lock;
+ * only a miss takes the lock and asks the driver. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/driver.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "core/internal.h"
+
+#define LAYOUT_PROBES 64                        /* slots tried from a function's home slot */
+#define LAYOUT_FILL_MAX (ENC_LAYOUT_CAP * 3 / 4) /* layouts cached at most */
+#define MURMUR3_FMIX_64 0xff51afd7ed558ccdULL   /* MurmurHash3's 64-bit finaliser multiplier */
+
+static enc_layout *layout_tab[ENC_LAYOUT_CAP];
+static pthread_mutex_t layout_mu = PTHREAD_MUTEX_INITIALIZER;
+static int layout_count;
+static enc_layout *retired_layouts;
+
+static inline uint32_t ptr_hash(const void *p, uint32_t cap) {
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= MURMUR3_FMIX_64;
+    x ^= x >> 33;
+    return (uint32_t)x & (cap - 1);
+}
+
+/* Read f's parameter offsets and sizes into offs/sizes; returns how many.
+ * *ok is cleared when the driver's answer cannot be trusted, *kernel set when
+ * f turned out to be a CUkernel. */
+static uint32_t read_param_info(CUfunction f, size_t *offs, size_t *sizes, int *ok, int *kernel) {
+    uint32_t n = 0;
+    *ok = enc_drv.funcGetParamInfo != NULL;
+    *kernel = 0;
+    while (*ok && n < ENC_MAX_PARAMS) {
+        CUresult r = *kernel ? enc_drv.kernelGetParamInfo((CUkernel)(void *)f, n, &offs[n], &sizes[n])
+                             : enc_drv.funcGetParamInfo(f, n, &offs[n], &sizes[n]);
+        if (r == CUDA_SUCCESS) { n++; continue; }
+        if (n == 0 && !*kernel && r == CUDA_ERROR_INVALID_HANDLE && enc_drv.kernelGetParamInfo) {
+            *kernel = 1; /* a CUkernel passed as a CUfunction */
+            continue;
+        }
+        if (r != CUDA_ERROR_INVALID_VALUE) { /* anything but "past the last parameter" */
+            *ok = 0;
+            ENC_DEBUG("cu%sGetParamInfo(%p, %u) failed with CUDA error %d", *kernel ? "Kernel" : "Func", (void *)f,
+                      n, (int)r);
+        }
+        break;
+    }
+    if (n == ENC_MAX_PARAMS) *ok = 0;
+    return n;
+}
+
+static void read_name(enc_layout *L, CUfunction f) {
+    const char *name = NULL;
+    if (L->is_kernel ? (enc_drv.kernelGetName && enc_drv.kernelGetName(&name, (CUkernel)(void *)f) == CUDA_SUCCESS)
+                     : (enc_drv.funcGetName && enc_drv.funcGetName(&name, f) == CUDA_SUCCESS)) {
+        if (name) strncpy(L->name, name, sizeof L->name - 1);
+    }
+    if (!L->name[0]) strcpy(L->name, "?");
+}
+
+static enc_layout *build_layout(CUfunction f) {
+    size_t offs[ENC_MAX_PARAMS], sizes[ENC_MAX_PARAMS];
+    enc_layout *L = NULL;
+    ENC_GUARDED {
+        int ok, kernel;
+        uint32_t n = read_param_info(f, offs, sizes, &ok, &kernel);
+        L = calloc(1, sizeof *L + 2 * n * sizeof(uint32_t));
+        if (!L) return NULL;
+        L->func = (void *)f;
+        L->nparams = n;
+        L->ok = ok;
+        L->is_kernel = kernel;
+        for (uint32_t i = 0; i < n; i++) {
+            if (offs[i] + sizes[i] > ENC_MAX_ARG_BYTES) L->ok = 0;
+            L->off[i] = (uint32_t)offs[i];
+            L->off[n + i] = (uint32_t)sizes[i];
+            if (offs[i] + sizes[i] > L->argbytes) L->argbytes = (uint32_t)(offs[i] + sizes[i]);
+        }
+        read_name(L, f);
+    }
+    if (!L->ok)
+        ENC_DEBUG("no parameter layout for kernel %s (%u parameters read): its launches run eagerly", L->name,
+                  L->nparams);
+    return L;
+}
+
+const enc_layout *enc_layout_cached(CUfunction f) {
+    uint32_t h = ptr_hash(f, ENC_LAYOUT_CAP);
+    for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
+        enc_layout *L = __atomic_load_n(&layout_tab[(h + i) & (ENC_LAYOUT_CAP - 1)], __ATOMIC_ACQUIRE);
+        if (!L) break;
+        if (L->func == (void *)f) return L;
+    }
+    return NULL;
+}
+
+const enc_layout *enc_layout_for(CUfunction f) {
+    const enc_layout *cached = enc_layout_cached(f);
+    if (cached) return cached;
+    uint32_t h = ptr_hash(f, ENC_LAYOUT_CAP);
+    pthread_mutex_lock(&layout_mu);
+    enc_layout *found = NULL;
+    uint32_t slot = UINT32_MAX;
+    for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
+        uint32_t s = (h + i) & (ENC_LAYOUT_CAP - 1);
+        if (!layout_tab[s]) { slot = s; break; }
+        if (layout_tab[s]->func == (void *)f) { found = layout_tab[s]; break; }
+    }
+    if (!found && slot != UINT32_MAX && layout_count < LAYOUT_FILL_MAX) {
+        found = build_layout(f);
+        if (found) {
+            __atomic_store_n(&layout_tab[slot], found, __ATOMIC_RELEASE);
+            layout_count++;
+        }
+    }
+    pthread_mutex_unlock(&layout_mu);
+    return found;
+}
+
+void enc_layouts_reset(void) {
+    /* Layouts of unloaded code may be wrong for a new function at the same
+     * handle. The structs are kept on a list, not freed: a launch racing with
+     * the unload in another thread may still hold one. */
+    pthread_mutex_lock(&layout_mu);
+    for (int i = 0; i < ENC_LAYOUT_CAP; i++) {
+        enc_layout *L = layout_tab[i];
+        if (!L) continue;
+        L->retired_next = retired_layouts;
+        retired_layouts = L;
+        __atomic_store_n(&layout_tab[i], NULL, __ATOMIC_RELEASE);
+    }
+    layout_count = 0;
+    pthread_mutex_unlock(&layout_mu);
+}

@@ -1,0 +1,305 @@
+/* encore: learning: candidates, capture, and a graph's kernel nodes.
+ *
+ * When a sequence ends, its hash is counted as a candidate; a sequence seen
+ * ENCORE_MIN_REPEATS times is captured from its recorded copies (never by
+ * running the program's work twice) on encore's own non-blocking stream in
+ * relaxed mode, instantiated and added to the stream's store. With
+ * ENCORE_PATCH, the sequence's structure alone is counted too (a structural
+ * candidate), so that a sequence whose arguments change (a step counter)
+ * gets a graph whose kernel nodes can be patched. */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/driver.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+#define CAND_PROBES 8          /* slots tried from a hash's home slot */
+#define MAX_PRIVATE_STREAMS 64 /* contexts with a capture stream of encore's */
+
+/* ---- candidates ------------------------------------------------------------------ */
+
+enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
+    uint32_t base = (uint32_t)hash & (ENC_CAND_CAP - 1);
+    enc_candidate *victim = NULL;
+    for (uint32_t i = 0; i < CAND_PROBES; i++) {
+        enc_candidate *c = &table[(base + i) & (ENC_CAND_CAP - 1)];
+        if (c->count && c->hash == hash) return c;
+        if (!c->count) {
+            if (!victim || victim->count) victim = c; /* the first free slot */
+        } else if (c->state == ENC_CAND_COUNTING && (!victim || (victim->count && c->count < victim->count))) {
+            victim = c; /* else the least-counted counting one */
+        }
+    }
+    if (!create || !victim) return NULL;
+    victim->hash = hash;
+    victim->count = 0;
+    victim->state = ENC_CAND_COUNTING;
+    return victim;
+}
+
+/* ---- ENCORE_INCLUDE and ENCORE_EXCLUDE ---------------------------------------------- */
+
+static int name_matches(const char *patterns, const char *name) {
+    char buf[ENC_OPT_STRLEN];
+    strncpy(buf, patterns, sizeof buf - 1);
+    buf[sizeof buf - 1] = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        while (*p == ' ') p++;
+        if (*p && fnmatch(p, name, 0) == 0) return 1;
+    }
+    return 0;
+}
+
+static int sequence_allowed(const enc_seq *seq) {
+    if (!enc_opt.include[0] && !enc_opt.exclude[0]) return 1;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const char *name = seq->recs[i].L->name;
+        if (enc_opt.include[0] && !name_matches(enc_opt.include, name)) return 0;
+        if (enc_opt.exclude[0] && name_matches(enc_opt.exclude, name)) return 0;
+    }
+    return 1;
+}
+
+/* ---- the program's context-wide calls ---------------------------------------------- */
+
+/* One capture at a time (they share the private stream), and none while a
+ * context-wide call of the program runs: the driver fails cuCtxSynchronize
+ * while any stream of the context captures, in every capture mode. */
+static pthread_rwlock_t capture_rw = PTHREAD_RWLOCK_INITIALIZER;
+static __thread int in_wide_call __attribute__((tls_model("initial-exec")));
+
+void enc_core_wide_call_begin(void) {
+    if (!in_wide_call++) pthread_rwlock_rdlock(&capture_rw);
+}
+
+void enc_core_wide_call_end(void) {
+    if (in_wide_call && !--in_wide_call) pthread_rwlock_unlock(&capture_rw);
+}
+
+/* ---- a graph's kernel nodes, for patching ------------------------------------------- */
+
+/* Each node's single dependency, as an index into all[] (-1: none). 0 if a
+ * node has more than one, or one outside all[]. */
+static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
+    for (uint32_t i = 0; i < n; i++) {
+        CUgraphNode d[2];
+        size_t nd = 2;
+        if (enc_drv.graphNodeGetDependencies(all[i], d, &nd) != CUDA_SUCCESS || nd > 1) return 0;
+        dep[i] = -1;
+        for (uint32_t j = 0; nd == 1 && j < n; j++)
+            if (all[j] == d[0]) dep[i] = (int32_t)j;
+        if (nd == 1 && dep[i] < 0) return 0;
+    }
+    return 1;
+}
+
+/* Is `node` the kernel node of launch r (kernel, configuration, argument
+ * bytes)? Sets *func to the function the node names. */
+static int node_is_launch(CUgraphNode node, const enc_rec *r, const unsigned char *arena, CUfunction *func) {
+    CUgraphNodeType type;
+    CUDA_KERNEL_NODE_PARAMS_v1 kp;
+    const enc_layout *L = r->L;
+    int ok = enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
+             enc_drv.graphKernelNodeGetParams(node, &kp) == CUDA_SUCCESS && (kp.func == r->f || L->is_kernel) &&
+             kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
+             kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
+             kp.sharedMemBytes == r->smem && (L->nparams == 0 || kp.kernelParams);
+    for (uint32_t j = 0; ok && j < L->nparams; j++)
+        ok = kp.kernelParams[j] &&
+             memcmp(kp.kernelParams[j], arena + r->arg_off + L->off[j], enc_layout_size(L, j)) == 0;
+    if (!ok || !kp.func) return 0; /* a patch must name the node's function */
+    *func = kp.func;
+    return 1;
+}
+
+/* Walk the chain from its root: chain[i] is the node that depends on
+ * chain[i - 1] alone, checked against launch i. */
+static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs, const unsigned char *arena,
+                      uint32_t n, enc_graph_node *chain) {
+    int32_t prev = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t next = -1;
+        for (uint32_t j = 0; j < n; j++)
+            if (dep[j] == prev) {
+                if (next >= 0) return 0; /* a fork: not a chain */
+                next = (int32_t)j;
+            }
+        if (next < 0) return 0;
+        chain[i].node = all[next];
+        prev = next;
+        if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) return 0;
+    }
+    return 1;
+}
+
+/* The kernel nodes of a graph captured from recs[0..n), in launch order, or
+ * NULL. Capturing one stream gives a chain: node i depends on node i - 1
+ * alone. Each node is checked against its launch (kernel, function,
+ * arguments), so a node is patched only where it is certain which launch it
+ * is. */
+static enc_graph_node *chain_nodes(CUgraph g, const enc_rec *recs, const unsigned char *arena, uint32_t n) {
+    if (!enc_drv.graphGetNodes || !enc_drv.graphNodeGetDependencies || !enc_drv.graphNodeGetType ||
+        !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
+        return NULL;
+    size_t cnt = 0;
+    if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) return NULL;
+    CUgraphNode *all = malloc(n * sizeof *all);
+    enc_graph_node *chain = malloc(n * sizeof *chain);
+    int32_t *dep = malloc(n * sizeof *dep);
+    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n &&
+             dependency_indices(all, n, dep) && walk_chain(all, dep, recs, arena, n, chain);
+    free(all);
+    free(dep);
+    if (!ok) {
+        free(chain);
+        return NULL;
+    }
+    return chain;
+}
+
+/* ---- capture ----------------------------------------------------------------------- */
+
+static CUstream private_stream(CUcontext ctx) {
+    static struct {
+        CUcontext ctx;
+        CUstream s;
+    } priv[MAX_PRIVATE_STREAMS];
+    static int npriv;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    CUstream s = NULL;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < npriv; i++)
+        if (priv[i].ctx == ctx) s = priv[i].s;
+    if (!s && npriv < MAX_PRIVATE_STREAMS && enc_drv.streamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+        priv[npriv].ctx = ctx;
+        priv[npriv++].s = s;
+    }
+    pthread_mutex_unlock(&mu);
+    return s;
+}
+
+/* A graph-to-be holding its own copy of the sequence's records, or NULL. */
+static enc_graph *copy_sequence(const enc_seq *seq) {
+    enc_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->recs = malloc(seq->n * sizeof(enc_rec));
+    g->arena = malloc(seq->arena_used ? seq->arena_used : 1);
+    if (!g->recs || !g->arena) {
+        enc_graph_free(g);
+        return NULL;
+    }
+    memcpy(g->recs, seq->recs, seq->n * sizeof(enc_rec));
+    memcpy(g->arena, seq->arena, seq->arena_used);
+    g->len = seq->n;
+    return g;
+}
+
+/* Capture g's launches on encore's private stream of st's context, and
+ * instantiate the graph. Returns NULL, or what failed (its CUDA error in
+ * *err). *t_captured: when the capture ended. With capture_rw held. */
+static const char *capture_graph(const enc_stream_state *st, enc_graph *g, CUresult *err, uint64_t *t_captured) {
+    const char *what = NULL;
+    CUresult r = CUDA_SUCCESS;
+    CUgraph cg = NULL;
+    ENC_GUARDED {
+        int pushed = enc_stream_enter_ctx(st);
+        CUstream priv = private_stream(st->ctx);
+        if (!priv) { what = "creating encore's capture stream"; r = CUDA_ERROR_UNKNOWN; }
+        if (!what && (r = enc_drv.streamBeginCapture(priv, CU_STREAM_CAPTURE_MODE_RELAXED)) != CUDA_SUCCESS)
+            what = "cuStreamBeginCapture";
+        if (!what) {
+            for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++)
+                r = enc_stream_issue_rec(&g->recs[i], g->arena, priv);
+            CUresult re = enc_drv.streamEndCapture(priv, &cg);
+            if (r != CUDA_SUCCESS) what = "a launch during capture";
+            else if (re != CUDA_SUCCESS) { what = "cuStreamEndCapture"; r = re; }
+        }
+        *t_captured = enc_now_ns();
+        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, 0)) != CUDA_SUCCESS) {
+            what = "cuGraphInstantiate";
+            g->exec = NULL;
+        }
+        if (!what && enc_opt.patch && (g->knodes = chain_nodes(cg, g->recs, g->arena, g->len)) != NULL) {
+            g->graph = cg; /* kept: its node handles name the nodes to patch */
+            cg = NULL;
+        }
+        if (cg) enc_drv.graphDestroy(cg);
+        enc_stream_leave_ctx(pushed);
+    }
+    *err = r;
+    return what;
+}
+
+/* Add a captured graph to st's store, for candidate c. */
+static void keep_graph(enc_stream_state *st, enc_candidate *c, enc_graph *g, uint64_t capture_ns,
+                       uint64_t instantiate_ns) {
+    g->node = enc_store_insert(&st->store, g->recs, g->len);
+    if (g->node == ENC_NO_NODE) {
+        enc_graph_free(g);
+        return;
+    }
+    g->cand_hash = c->hash;
+    enc_store_add_graph(&st->store, g);
+    c->state = ENC_CAND_CAPTURED;
+    g->id = enc_event_graph_captured(g->len, g->recs, capture_ns, instantiate_ns);
+}
+
+/* Capture st's sequence into a graph for candidate c (structural: captured
+ * for patching). With st->mu held. */
+static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
+    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
+    if (!sequence_allowed(&st->seq)) { c->state = ENC_CAND_NEVER; return; }
+    if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
+        enc_store_evict_lru(&st->store);
+        if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) return;
+    }
+    enc_graph *g = copy_sequence(&st->seq);
+    if (!g) return;
+    /* If a context-wide call of the program is in flight, try again the next
+     * time the sequence comes. */
+    if (pthread_rwlock_trywrlock(&capture_rw) != 0) {
+        enc_graph_free(g);
+        return;
+    }
+    uint64_t t0 = enc_now_ns(), t1;
+    CUresult r;
+    const char *what = capture_graph(st, g, &r, &t1);
+    pthread_rwlock_unlock(&capture_rw);
+    uint64_t t2 = enc_now_ns();
+    if (what) {
+        c->state = ENC_CAND_NEVER; /* never again for this sequence */
+        enc_event_capture_failed(what, r);
+        enc_graph_free(g);
+    } else if (structural && !g->knodes) {
+        /* captured for patching, but its nodes cannot be told apart: holding
+         * launches back for a graph that can only match by chance does not pay */
+        c->state = ENC_CAND_NEVER;
+        ENC_DEBUG("a repeating launch structure cannot be patched "
+                  "(its graph nodes could not be matched to its launches)");
+        enc_graph_free(g);
+    } else {
+        keep_graph(st, c, g, t1 - t0, t2 - t1);
+    }
+}
+
+void enc_learn_sequence(enc_stream_state *st) {
+    const enc_seq *seq = &st->seq;
+    if (seq->fully_replayed || st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_chunk) return;
+    enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
+    if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
+    /* The same structure with other arguments (a step counter, say) is worth
+     * a graph too when the arguments can be patched in: count it apart, and
+     * capture the sequence as it is now. */
+    enc_candidate *sc = enc_opt.patch ? enc_cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1) : NULL;
+    if (sc && sc->state == ENC_CAND_COUNTING) {
+        if (c && c->state == ENC_CAND_CAPTURED) sc->state = ENC_CAND_CAPTURED; /* just captured, exactly */
+        else if (++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
+    }
+}

@@ -1,0 +1,237 @@
+/* encore: matching held launches against graphs, and releasing them.
+ *
+ * While a stream holds, its launches walk the trie (keyed on structure).
+ * When they are released, they are compared byte for byte with the graphs
+ * ending at the trie node they reached; on a full match one graph launch
+ * replaces them. With ENCORE_PATCH, a graph of the same structure whose
+ * launches differ in the arguments of at most half of them is patched
+ * (cuGraphExecKernelNodeSetParams) and launched. Otherwise the held launches
+ * are issued eagerly in their original order: the program sees exactly what
+ * it would have seen without encore.
+ *
+ * Three things release what a stream holds: a flush point while the
+ * sequence goes on (legacy-stream order, the deadline), the end of the
+ * sequence, and a launch that continues no graph (a divergence). Everything
+ * here runs with the stream's mutex held. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "base/driver.h"
+#include "base/log.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+/* ---- comparing launches -------------------------------------------------------------- */
+
+static inline int same_structure(const enc_rec *a, const unsigned char *aa, const enc_rec *b,
+                                 const unsigned char *ba) {
+    if (a->sfp != b->sfp || a->f != b->f || a->smem != b->smem || a->nattrs != b->nattrs ||
+        memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
+        a->L->argbytes != b->L->argbytes)
+        return 0;
+    return a->nattrs == 0 || memcmp(aa + a->attr_off, ba + b->attr_off, a->nattrs * sizeof(CUlaunchAttribute)) == 0;
+}
+
+static inline int same_args(const enc_rec *a, const unsigned char *aa, const enc_rec *b, const unsigned char *ba) {
+    return a->afp == b->afp && memcmp(aa + a->arg_off, ba + b->arg_off, a->L->argbytes) == 0;
+}
+
+/* First argument that differs (for the report). */
+static int first_diff_arg(const enc_rec *a, const unsigned char *aa, const enc_rec *b, const unsigned char *ba) {
+    const enc_layout *L = a->L;
+    for (uint32_t i = 0; i < L->nparams; i++)
+        if (memcmp(aa + a->arg_off + L->off[i], ba + b->arg_off + L->off[i], enc_layout_size(L, i))) return (int)i;
+    return -1;
+}
+
+/* How close the nearest graph came, when none matched. */
+typedef struct mismatch {
+    enc_graph *closest; /* the graph that matched the most launches, or NULL */
+    uint32_t pos;       /* the first launch that differs from it */
+    int arg;            /* the first argument of that launch that differs, or -1 */
+} mismatch;
+
+/* A graph ending at st->node equal to the held launches, or NULL (and *m
+ * explains why). */
+static enc_graph *exact_match(const enc_stream_state *st, mismatch *m) {
+    const enc_seq *seq = &st->seq;
+    enc_graph *best = NULL;
+    uint32_t best_pos = 0;
+    for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
+        if (g->len != seq->n) continue;
+        uint32_t i = 0;
+        for (; i < seq->n; i++)
+            if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena) ||
+                !same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena))
+                break;
+        if (i == seq->n) return g;
+        if (!best || i > best_pos) { best = g; best_pos = i; }
+    }
+    m->closest = best;
+    m->pos = best_pos;
+    m->arg = best ? first_diff_arg(&seq->recs[best_pos], seq->arena, &best->recs[best_pos], best->arena) : -1;
+    return NULL;
+}
+
+/* ---- patching changed arguments into a graph ----------------------------------------- */
+
+static int patch_failed; /* the driver refused a patch once: no more patching */
+
+/* A graph ending at st->node whose launches all have the held launches'
+ * structure, differing in the arguments of at most half of them (and only
+ * where no launch attribute is set), or NULL: the one with fewest
+ * differences. */
+static enc_graph *patchable(const enc_stream_state *st) {
+    if (!enc_opt.patch || __atomic_load_n(&patch_failed, __ATOMIC_RELAXED)) return NULL;
+    const enc_seq *seq = &st->seq;
+    enc_graph *best = NULL;
+    uint32_t best_k = UINT32_MAX;
+    for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
+        if (g->len != seq->n || !g->knodes) continue;
+        uint32_t k = 0, i = 0;
+        for (; i < seq->n; i++) {
+            if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
+            if (!same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena) &&
+                (seq->recs[i].nattrs || ++k > seq->n / 2))
+                break;
+        }
+        if (i == seq->n && k < best_k) { best = g; best_k = k; }
+    }
+    return best;
+}
+
+/* Write the held launches' arguments into g's graph where they differ.
+ * g's recorded arguments follow every node patched, so g stays exact even
+ * when a later node's patch fails. */
+static CUresult patch_nodes(const enc_seq *seq, enc_graph *g) {
+    void *ptrs[ENC_MAX_PARAMS];
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const enc_rec *h = &seq->recs[i];
+        if (same_args(h, seq->arena, &g->recs[i], g->arena)) continue;
+        for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = seq->arena + h->arg_off + h->L->off[j];
+        CUDA_KERNEL_NODE_PARAMS_v1 kp = {
+            .func = g->knodes[i].func, .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
+            .blockDimX = h->block[0], .blockDimY = h->block[1], .blockDimZ = h->block[2],
+            .sharedMemBytes = h->smem, .kernelParams = h->L->nparams ? ptrs : NULL, .extra = NULL};
+        CUresult r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
+        if (r != CUDA_SUCCESS) return r;
+        memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
+        g->recs[i].afp = h->afp;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- issuing what is held -------------------------------------------------------------- */
+
+/* Replay g for the held launches, patching their changed arguments into it
+ * first when `patch`. Returns 1 if the graph launch went out; 0 if not, and
+ * the caller issues the held launches eagerly: a failed graph launch drops g,
+ * a refused patch switches patching off (one warning each). */
+static int replay(enc_stream_state *st, enc_graph *g, int patch) {
+    int pushed, side;
+    CUstream s = enc_stream_begin_issue(st, &pushed, &side);
+    CUresult r = patch ? patch_nodes(&st->seq, g) : CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS) {
+        enc_stream_end_issue(st, pushed, side);
+        __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
+        ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); from now on "
+                      "sequences with changed arguments run eagerly", (int)r);
+        return 0;
+    }
+    r = AUDITED(enc_drv.graphLaunch(g->exec, s));
+    enc_stream_end_issue(st, pushed, side);
+    if (r != CUDA_SUCCESS) {
+        ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
+        enc_store_drop_graph(&st->store, g, 0);
+        return 0;
+    }
+    g->hits++;
+    g->last_used = ++st->store.use_clock;
+    enc_event_graph_hit(g, st->seq.n, patch);
+    return 1;
+}
+
+static void issue_held_eagerly(enc_stream_state *st) {
+    int pushed, side;
+    CUstream s = enc_stream_begin_issue(st, &pushed, &side);
+    for (uint32_t i = 0; i < st->seq.n; i++) {
+        CUresult r = enc_stream_issue_rec(&st->seq.recs[i], st->seq.arena, s);
+        if (r != CUDA_SUCCESS) {
+            enc_stream_end_issue(st, pushed, side);
+            enc_log(ENC_LOG_ERROR, "re-issuing a held launch of %s failed (CUDA error %d)", st->seq.recs[i].L->name,
+                    (int)r);
+            enc_core_disable("a held launch could not be issued");
+            return;
+        }
+    }
+    enc_stream_end_issue(st, pushed, side);
+    ENC_TSTAT_ADD(launches_eager, st->seq.n);
+}
+
+enum replay_outcome {
+    REPLAYED,        /* one graph launch went out */
+    REPLAY_FAILED,   /* a graph matched, but patching or launching it failed */
+    ARGS_DIFFERED,   /* no graph matched; the closest one's divergence was noted */
+    NO_GRAPH_CLOSE,  /* no graph ends where the held launches are, of their length */
+};
+
+/* Replay the graph that matches what st holds, exactly or once patched. */
+static enum replay_outcome replay_held(enc_stream_state *st) {
+    mismatch m;
+    enc_graph *g = exact_match(st, &m);
+    int patch = !g && (g = patchable(st)) != NULL;
+    if (g) return replay(st, g, patch) ? REPLAYED : REPLAY_FAILED;
+    if (m.closest && m.pos < st->seq.n) {
+        enc_event_divergence(ENC_DIV_ARGS, m.closest->recs[m.pos].L, st->seq.recs[m.pos].L, m.arg, m.pos);
+        return ARGS_DIFFERED;
+    }
+    return NO_GRAPH_CLOSE;
+}
+
+/* ---- the three releases ------------------------------------------------------------------ */
+
+/* Returns 0 if st holds nothing; else st holds nothing any more (what it
+ * held is in st->seq, to be issued by the caller). */
+static int stop_holding(enc_stream_state *st) {
+    if (!st->held) return 0;
+    __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+static void count_flush(enum enc_flush_reason why) {
+    ENC_TSTAT_ADD(flushes[why], 1);
+    enc_stats_count_flush();
+}
+
+/* Issue what was held, at a flush point. Held launches that end where no
+ * graph of their length does came short of one. Returns 1 if replayed. */
+static int issue_at_flush_point(enc_stream_state *st, enum enc_flush_reason why) {
+    count_flush(why);
+    enum replay_outcome o = replay_held(st);
+    if (o == REPLAYED) return 1;
+    if (o == NO_GRAPH_CLOSE) enc_event_divergence(ENC_DIV_SHORT, NULL, NULL, -1, st->seq.n);
+    issue_held_eagerly(st);
+    return 0;
+}
+
+void enc_release_at_flush_point(enc_stream_state *st, enum enc_flush_reason why) {
+    if (stop_holding(st)) issue_at_flush_point(st, why);
+}
+
+void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
+    if (stop_holding(st) && issue_at_flush_point(st, why)) st->seq.fully_replayed = 1;
+}
+
+void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note) {
+    if (!st->held) return;
+    const enc_trie_node *cur = &st->store.nodes[st->node];
+    if (note && !cur->graphs) { /* no graph ends here: this launch is the divergence */
+        const enc_trie_node *e = cur->first_child != ENC_NO_NODE ? &st->store.nodes[cur->first_child] : NULL;
+        int kernel = !e || e->f != f;
+        enc_event_divergence(kernel ? ENC_DIV_KERNEL : ENC_DIV_CONFIG, e ? enc_layout_for(e->f) : NULL, L, -1,
+                             st->seq.n);
+    }
+    stop_holding(st);
+    if (replay_held(st) != REPLAYED) issue_held_eagerly(st); /* a graph ending here may still match */
+}

@@ -1,0 +1,79 @@
+/* encore: a stream's open sequence, from its first launch to its end.
+ *
+ * A sequence opens at the first launch after the previous one ended, and
+ * ends at a flush point, when it reaches its longest (enc_opt.max_chunk), or when
+ * its anchor comes again. Its end releases what is held, counts it towards
+ * capture (learn.c) and starts an empty one. */
+#define _GNU_SOURCE
+#include "base/log.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+void enc_sequence_open(enc_stream_state *st) {
+    if (!st->open) {
+        st->seq.t0 = enc_now_ns();
+        __atomic_store_n(&st->open, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&enc_n_open, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void close_sequence(enc_stream_state *st) {
+    enc_record_reset(&st->seq);
+    __atomic_store_n(&st->open, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_n_open, 1, __ATOMIC_RELAXED);
+}
+
+/* Average host time per launch: a stream whose launches come further apart
+ * than ENCORE_MAX_GAP is sparse, and is not held back. */
+static void note_pace(enc_stream_state *st) {
+    uint64_t gap = (enc_now_ns() - st->seq.t0) / (st->seq.n ? st->seq.n : 1);
+    st->gap_ns = st->gap_ns ? (st->gap_ns * 7 + gap) / 8 : gap;
+    int sparse = st->gap_ns > (uint64_t)enc_opt.max_gap * 1000;
+    if (sparse != st->sparse) {
+        st->sparse = sparse;
+        ENC_DEBUG("launches on a stream now come %.1f us apart on average: %s", st->gap_ns / 1e3,
+                  sparse ? "not held back (ENCORE_MAX_GAP)" : "held back again");
+    }
+}
+
+void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
+    enc_release_at_sequence_end(st, why);
+    if (why != ENC_FLUSH_CHUNK_END) st->anchor_set = 0; /* a flush point: the next launch anchors */
+    if (!st->open) return;
+    note_pace(st);
+    enc_learn_sequence(st);
+    close_sequence(st);
+}
+
+/* The pending launch is the anchor coming again: the sequence ends before
+ * it, and it begins the next one. */
+static void cut_before_anchor(enc_stream_state *st) {
+    enc_detached_rec anchor = enc_record_detach_pending(&st->seq);
+    enc_sequence_end(st, ENC_FLUSH_CHUNK_END);
+    enc_record_attach_pending(&st->seq, &anchor);
+    enc_sequence_open(st);
+}
+
+static int is_anchor(const enc_stream_state *st, const enc_rec *r) {
+    return r->sfp == st->anchor_sfp && r->afp == st->anchor_afp;
+}
+
+int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
+    enc_sequence_open(st);
+    if (enc_record_launch(&st->seq, l, L) != 0) {
+        st->seq.poisoned = 1;
+        ENC_DEBUG("launch of %s could not be recorded", L->name);
+        return 0;
+    }
+    const enc_rec *r = &st->seq.recs[st->seq.n];
+    if (!st->anchor_set) {
+        st->anchor_set = 1;
+        st->anchor_sfp = r->sfp;
+        st->anchor_afp = r->afp;
+    } else if (st->seq.n >= (uint32_t)enc_opt.max_chunk / 2 && is_anchor(st, r)) {
+        /* not before half a sequence: an anchor that recurs inside the loop
+         * body would otherwise cut it into many small graphs */
+        cut_before_anchor(st);
+    }
+    return 1;
+}

@@ -1,0 +1,258 @@
+/* encore: the stream-state table, and issuing work on a stream.
+ *
+ * One state per stream the program launches on: explicit streams keyed by
+ * handle, the legacy default stream per context, per-thread default streams
+ * per context and thread. Launches find theirs through a small per-thread
+ * cache; a miss takes the table lock. A destroyed stream's state is marked
+ * dead and reused for the next new stream (its generation changes, so
+ * thread caches notice). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/driver.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+#define TCACHE_WAYS 4 /* states a thread remembers (a power of two) */
+
+enc_stream_state *enc_states[ENC_MAX_STATES];
+int enc_nstates;
+int enc_n_held;
+int enc_n_open;
+int enc_n_join_pending;
+static pthread_mutex_t states_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
+
+pid_t enc_tid(void) {
+    if (__builtin_expect(!my_tid, 0)) my_tid = gettid();
+    return my_tid;
+}
+
+typedef struct tls_cache {
+    int kind;
+    void *key;
+    CUcontext ctx;
+    enc_stream_state *st;
+    uint32_t gen;
+} tls_cache;
+static __thread tls_cache tcache[TCACHE_WAYS] __attribute__((tls_model("initial-exec")));
+static __thread unsigned tcache_next __attribute__((tls_model("initial-exec")));
+
+/* ---- the table ------------------------------------------------------------------ */
+
+static int state_init(enc_stream_state *st) {
+    if (enc_record_init(&st->seq, (uint32_t)enc_opt.max_chunk) != 0 || enc_store_init(&st->store) != 0) return -1;
+    pthread_mutex_init(&st->mu, NULL);
+    return 0;
+}
+
+static void state_free(enc_stream_state *st) {
+    if (!st) return;
+    free(st->seq.recs);
+    free(st->seq.arena);
+    enc_store_free(&st->store);
+    free(st);
+}
+
+/* Ask the driver what a new state's stream is (blocking or not, its context). */
+static void state_query(enc_stream_state *st) {
+    st->blocking = 1;
+    if (st->kind == ENC_STREAM_EXPLICIT) {
+        unsigned flags = 0;
+        CUcontext c = NULL;
+        ENC_GUARDED {
+            if (enc_drv.streamGetFlags(st->handle, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING))
+                st->blocking = 0;
+            if (enc_drv.streamGetCtx(st->handle, &c) == CUDA_SUCCESS) st->ctx = c;
+        }
+    }
+    st->needs_init = 0;
+}
+
+static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx, pid_t owner) {
+    st->kind = kind;
+    st->handle = kind == ENC_STREAM_EXPLICIT ? (CUstream)key : NULL;
+    st->ctx = ctx;
+    st->owner = owner;
+    st->needs_init = 1;
+}
+
+static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
+    for (int i = 0; i < TCACHE_WAYS; i++) {
+        tls_cache *c = &tcache[i];
+        if (c->st && c->kind == kind && c->key == key && c->ctx == ctx &&
+            __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen)
+            return c->st;
+    }
+    return NULL;
+}
+
+static void cache_remember(int kind, void *key, CUcontext ctx, enc_stream_state *st) {
+    tls_cache *c = &tcache[tcache_next++ & (TCACHE_WAYS - 1)];
+    c->kind = kind;
+    c->key = key;
+    c->ctx = ctx;
+    c->st = st;
+    c->gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+}
+
+/* With states_mu held: the live state of that stream, or NULL. */
+static enc_stream_state *table_find(int n, int kind, void *key, CUcontext ctx, pid_t owner) {
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *s = enc_states[i];
+        if (!s->dead && s->kind == kind && (kind == ENC_STREAM_EXPLICIT ? s->handle == (CUstream)key : s->ctx == ctx) &&
+            (kind != ENC_STREAM_PER_THREAD || s->owner == owner))
+            return s;
+    }
+    return NULL;
+}
+
+/* With states_mu held: a destroyed stream's state, renamed, or NULL. */
+static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, pid_t owner) {
+    enc_stream_state *st = NULL;
+    for (int i = 0; i < n && !st; i++)
+        if (enc_states[i]->dead) st = enc_states[i];
+    if (!st) return NULL;
+    pthread_mutex_lock(&st->mu);
+    state_name(st, kind, key, ctx, owner);
+    st->dead = 0;
+    __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&st->mu);
+    return st;
+}
+
+/* With states_mu held: a new state at enc_states[n], or NULL. */
+static enc_stream_state *table_add(int n, int kind, void *key, CUcontext ctx, pid_t owner) {
+    if (n >= ENC_MAX_STATES) return NULL;
+    enc_stream_state *st = calloc(1, sizeof *st);
+    if (!st || state_init(st) != 0) {
+        if (st) ENC_WARN_ONCE("out of memory for stream state: launches on new streams run eagerly");
+        state_free(st);
+        return NULL;
+    }
+    state_name(st, kind, key, ctx, owner);
+    enc_states[n] = st;
+    __atomic_store_n(&enc_nstates, n + 1, __ATOMIC_RELEASE);
+    return st;
+}
+
+static enc_stream_state *state_lookup(int kind, void *key, CUcontext ctx, int create) {
+    enc_stream_state *st = cache_lookup(kind, key, ctx);
+    if (st) return st;
+    pid_t owner = kind == ENC_STREAM_PER_THREAD ? enc_tid() : 0;
+    pthread_mutex_lock(&states_mu);
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    st = table_find(n, kind, key, ctx, owner);
+    if (!st && create) st = table_reuse(n, kind, key, ctx, owner);
+    if (!st && create) st = table_add(n, kind, key, ctx, owner);
+    pthread_mutex_unlock(&states_mu);
+    if (st) cache_remember(kind, key, ctx, st);
+    return st;
+}
+
+enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
+    int kind;
+    if (s == NULL) kind = per_thread ? ENC_STREAM_PER_THREAD : ENC_STREAM_LEGACY;
+    else if (s == CU_STREAM_LEGACY) kind = ENC_STREAM_LEGACY;
+    else if (s == CU_STREAM_PER_THREAD) kind = ENC_STREAM_PER_THREAD;
+    else kind = ENC_STREAM_EXPLICIT;
+    CUcontext ctx = NULL;
+    if (kind != ENC_STREAM_EXPLICIT) {
+        CUresult r = CUDA_SUCCESS;
+        ENC_GUARDED r = enc_drv.ctxGetCurrent(&ctx);
+        if (r != CUDA_SUCCESS || !ctx) return NULL;
+    }
+    enc_stream_state *st = state_lookup(kind, kind == ENC_STREAM_EXPLICIT ? (void *)s : NULL, ctx, create);
+    if (st && st->needs_init && create) {
+        pthread_mutex_lock(&st->mu);
+        if (st->needs_init) state_query(st);
+        pthread_mutex_unlock(&st->mu);
+    }
+    return st;
+}
+
+void enc_stream_retire(enc_stream_state *st) {
+    pthread_mutex_lock(&states_mu);
+    pthread_mutex_lock(&st->mu);
+    enc_sequence_end(st, ENC_FLUSH_STREAM_CALL);
+    enc_store_forget(&st->store);
+    st->anchor_set = 0;
+    st->dead = 1; /* free for the next new stream; thread caches see the new generation */
+    st->handle = NULL;
+    __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&st->mu);
+    pthread_mutex_unlock(&states_mu);
+}
+
+/* ---- issuing ---------------------------------------------------------------------- */
+
+static CUstream issue_handle(const enc_stream_state *st) {
+    if (st->kind == ENC_STREAM_LEGACY) return CU_STREAM_LEGACY;
+    if (st->kind == ENC_STREAM_PER_THREAD) return CU_STREAM_PER_THREAD;
+    return st->handle;
+}
+
+int enc_stream_enter_ctx(const enc_stream_state *st) {
+    CUcontext cur = NULL;
+    if (!st->ctx || enc_drv.ctxGetCurrent(&cur) != CUDA_SUCCESS || cur == st->ctx) return 0;
+    return enc_drv.ctxPushCurrent(st->ctx) == CUDA_SUCCESS;
+}
+
+void enc_stream_leave_ctx(int pushed) {
+    if (pushed) {
+        CUcontext c;
+        enc_drv.ctxPopCurrent(&c);
+    }
+}
+
+CUstream enc_stream_begin_issue(enc_stream_state *st, int *pushed, int *side) {
+    *pushed = enc_stream_enter_ctx(st);
+    *side = st->kind == ENC_STREAM_PER_THREAD && enc_tid() != st->owner;
+    if (!*side) return issue_handle(st);
+    enc_drv.streamWaitEvent(st->side, st->ev_start, 0);
+    return st->side;
+}
+
+void enc_stream_end_issue(enc_stream_state *st, int pushed, int side) {
+    if (side && enc_drv.eventRecord(st->ev_done, st->side) == CUDA_SUCCESS && !st->join_pending) {
+        st->join_pending = 1;
+        __atomic_fetch_add(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+    enc_stream_leave_ctx(pushed);
+}
+
+void enc_stream_join_side(enc_stream_state *st) {
+    if (__builtin_expect(st->join_pending, 0) && enc_tid() == st->owner) {
+        enc_drv.streamWaitEvent(CU_STREAM_PER_THREAD, st->ev_done, 0);
+        st->join_pending = 0;
+        __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+}
+
+int enc_stream_hold_ok(enc_stream_state *st) {
+    if (!st->ev_start && (enc_drv.eventCreate(&st->ev_start, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS ||
+                          enc_drv.eventCreate(&st->ev_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS ||
+                          enc_drv.streamCreate(&st->side, CU_STREAM_DEFAULT) != CUDA_SUCCESS))
+        return 0;
+    return enc_drv.eventRecord(st->ev_start, CU_STREAM_PER_THREAD) == CUDA_SUCCESS;
+}
+
+CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream) {
+    void *ptrs[ENC_MAX_PARAMS];
+    const enc_layout *L = r->L;
+    for (uint32_t i = 0; i < L->nparams; i++) ptrs[i] = (void *)(arena + r->arg_off + L->off[i]);
+    if (r->nattrs == 0)
+        return AUDITED(enc_drv.launchKernel(r->f, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
+                                            r->block[2], r->smem, stream, ptrs, NULL));
+    CUlaunchConfig cfg = {.gridDimX = r->grid[0], .gridDimY = r->grid[1], .gridDimZ = r->grid[2],
+                          .blockDimX = r->block[0], .blockDimY = r->block[1], .blockDimZ = r->block[2],
+                          .sharedMemBytes = r->smem, .hStream = stream,
+                          .attrs = (CUlaunchAttribute *)(void *)(arena + r->attr_off), .numAttrs = r->nattrs};
+    return AUDITED(enc_drv.launchKernelEx(&cfg, r->f, ptrs, NULL));
+}

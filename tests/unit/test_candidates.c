@@ -1,0 +1,94 @@
+/* Unit tests of the candidate table (core/learn.c, enc_cand_find): a
+ * sequence's hash is counted in one of a few slots near its home slot; a new
+ * hash takes a free slot, or else the least-counted candidate still counting. */
+#include "core/internal.h"
+#include "testhelper.h"
+
+#define HOME 5
+/* The k-th hash whose home slot is HOME. */
+static uint64_t at_home(uint64_t k) { return (k + 1) * ENC_CAND_CAP + HOME; }
+
+/* Fill the slots a hash with home HOME can use with counting candidates of these counts. */
+static void fill(enc_candidate *t, const uint32_t *counts, int n) {
+    for (int i = 0; i < n; i++) {
+        enc_candidate *c = enc_cand_find(t, at_home((uint64_t)i), 1);
+        c->count = counts[i];
+    }
+}
+
+int main(int argc, char **argv) {
+    th_init(argc, argv);
+
+    TEST("candidates: an unknown hash is not found without create") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        EXPECT(enc_cand_find(t, 1234, 0) == NULL);
+    }
+
+    TEST("candidates: a created candidate starts counting from zero in its home slot") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        enc_candidate *c = enc_cand_find(t, at_home(0), 1);
+        EXPECT(c == &t[HOME]);
+        EXPECT_EQ_INT(c->count, 0);
+        EXPECT_EQ_INT(c->state, ENC_CAND_COUNTING);
+        EXPECT(c->hash == at_home(0));
+    }
+
+    TEST("candidates: a counted candidate is found again, with or without create") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        enc_candidate *c = enc_cand_find(t, 77, 1);
+        c->count = 1;
+        EXPECT(enc_cand_find(t, 77, 0) == c);
+        EXPECT(enc_cand_find(t, 77, 1) == c);
+        EXPECT_EQ_INT(c->count, 1);
+    }
+
+    TEST("candidates: hashes with the same home slot take the next slots") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        uint32_t counts[3] = {1, 1, 1};
+        fill(t, counts, 3);
+        EXPECT(enc_cand_find(t, at_home(1), 0) == &t[HOME + 1]);
+        EXPECT(enc_cand_find(t, at_home(2), 0) == &t[HOME + 2]);
+    }
+
+    TEST("candidates: a free slot is taken before any counting candidate") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        uint32_t counts[7] = {5, 1, 5, 5, 5, 5, 5};
+        fill(t, counts, 7);
+        enc_candidate *c = enc_cand_find(t, at_home(100), 1);
+        EXPECT(c == &t[HOME + 7]);
+        EXPECT(enc_cand_find(t, at_home(1), 0) == &t[HOME + 1]); /* the least counted one is still there */
+    }
+
+    TEST("candidates: with no free slot, the least-counted counting candidate is taken over") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        uint32_t counts[8] = {5, 4, 3, 1, 2, 6, 7, 8};
+        fill(t, counts, 8);
+        enc_candidate *c = enc_cand_find(t, at_home(100), 1);
+        EXPECT(c == &t[HOME + 3]);
+        EXPECT(c->hash == at_home(100));
+        EXPECT_EQ_INT(c->count, 0);
+        EXPECT(enc_cand_find(t, at_home(3), 0) == NULL); /* the victim is forgotten */
+    }
+
+    TEST("candidates: captured and never-again candidates are not taken over") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        uint32_t counts[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        fill(t, counts, 8);
+        for (int i = 0; i < 8; i++) t[HOME + i].state = i % 2 ? ENC_CAND_CAPTURED : ENC_CAND_NEVER;
+        EXPECT(enc_cand_find(t, at_home(100), 1) == NULL);
+        t[HOME + 6].state = ENC_CAND_COUNTING;
+        EXPECT(enc_cand_find(t, at_home(100), 1) == &t[HOME + 6]);
+    }
+
+    TEST("candidates: the slots wrap around the end of the table") {
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        uint64_t last = 3 * ENC_CAND_CAP + (ENC_CAND_CAP - 1);
+        enc_candidate *c1 = enc_cand_find(t, last, 1);
+        c1->count = 1;
+        enc_candidate *c2 = enc_cand_find(t, last + ENC_CAND_CAP, 1);
+        EXPECT(c1 == &t[ENC_CAND_CAP - 1]);
+        EXPECT(c2 == &t[0]);
+    }
+
+    return th_report();
+}
