@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
 #include "core/stats.h"
 #include "core/topk.h"
 

@@ -2,7 +2,7 @@
 #ifndef ENCORE_ENTRY_CLASS_H
 #define ENCORE_ENTRY_CLASS_H
 
-#include "core/stats.h" /* enum enc_class */
+#include "base/enums.h" /* enum enc_class */
 
 /* Extra duties on top of the class. */
 enum enc_entry_flag {
