@@ -1,6 +1,7 @@
-/* Unit tests of core/report.c against a fake stats provider (core/stats.c
- * belongs to the engine): the table, the JSON summary, JSON-log events,
- * escaping, rate limiting, the exit path, forked children.
+/* Unit tests of the report (core/report.c, report_table.c, eventlog.c)
+ * against a fake stats provider (core/stats.c belongs to the engine): the
+ * table, the JSON summary, JSON-log events, escaping, rate limiting, the exit
+ * path, forked children.
  *
  * `test_report` runs the behaviours; `test_report --emit DIR` writes
  * DIR/table.txt, DIR/summary.json and DIR/events.jsonl for
@@ -483,7 +484,7 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(t, "held launches issued (flushes)             4,087\n");
         EXPECT_STR_CONTAINS(t, "call on the same stream                  4,000   97.9%\n");
         EXPECT_STR_CONTAINS(t, "deadline passed                              9    0.2%\n");
-        EXPECT_STR_LACKS(t, "chunk full"); /* zero reasons are left out */
+        EXPECT_STR_LACKS(t, "sequence full"); /* zero reasons are left out */
         EXPECT_STR_CONTAINS(t, "0.82 us  (average of 150,000 sampled launches)");
         EXPECT_STR_LACKS(t, "hook calls by class");
         EXPECT_STR_CONTAINS(t, "\n\n  note: some captures failed");
