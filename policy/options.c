@@ -62,6 +62,15 @@ static const char *const enc_level_names[] = {"error", "warn", "info", "debug", 
  * tools (scripts/encore); they are not reported as unknown. */
 static const char *const enc_opt_foreign[] = {"ENCORE_BUILD_DIR"};
 
+/* Deprecated names that still set an option; using one warns, naming both. */
+static const struct enc_opt_alias {
+    const char *old_env, *env;
+} enc_opt_aliases[] = {
+    {"ENCORE_MAX_CHUNK", "ENCORE_MAX_SEQUENCE"},
+    {"ENCORE_MIN_CHUNK", "ENCORE_MIN_SEQUENCE"},
+};
+#define ENC_OPT_NALIASES (sizeof enc_opt_aliases / sizeof enc_opt_aliases[0])
+
 const char *enc_log_level_name(int level)
 {
     if (level < 0 || level > 4)
@@ -335,7 +344,8 @@ static void enc_set_default(int i)
     enc_opt_store(i, v);
 }
 
-static void enc_warn_bad(int i, const char *value, int rc)
+/* `name` is the variable the value came from (the option's, or its old name). */
+static void enc_warn_bad(int i, const char *name, const char *value, int rc)
 {
     const enc_option_desc *d = &enc_option_table[i];
     char shown[80], defv[40], lo[32], hi[32];
@@ -354,46 +364,71 @@ static void enc_warn_bad(int i, const char *value, int rc)
     switch (d->type) {
     case ENC_OPT_BOOL:
         enc_log(ENC_LOG_WARN, "%s=%s is not a valid boolean (1/0, on/off, true/false, yes/no); using the default %s",
-                d->env, shown, defv);
+                name, shown, defv);
         break;
     case ENC_OPT_INT:
-        enc_log(ENC_LOG_WARN, "%s=%s is %s (%s..%s); using the default %s", d->env, shown,
+        enc_log(ENC_LOG_WARN, "%s=%s is %s (%s..%s); using the default %s", name, shown,
                 rc == -2 ? "out of range" : "not a valid integer", lo, hi, defv);
         break;
     case ENC_OPT_DURATION:
         if (rc == -2)
-            enc_log(ENC_LOG_WARN, "%s=%s is out of range (%s..%s); using the default %s", d->env, shown, lo, hi,
+            enc_log(ENC_LOG_WARN, "%s=%s is out of range (%s..%s); using the default %s", name, shown, lo, hi,
                     defv);
         else
             enc_log(ENC_LOG_WARN,
                     "%s=%s is not a valid duration (%s..%s, e.g. 500us, 2ms, 1s; no unit means microseconds); "
                     "using the default %s",
-                    d->env, shown, lo, hi, defv);
+                    name, shown, lo, hi, defv);
         break;
     case ENC_OPT_LEVEL:
         enc_log(ENC_LOG_WARN,
                 "%s=%s is not a valid log level (error, warn, info, debug, trace or 0..4); using the default %s",
-                d->env, shown, defv);
+                name, shown, defv);
         break;
     case ENC_OPT_STRING:
-        enc_log(ENC_LOG_WARN, "%s=%s is too long (at most %d bytes); using the default %s", d->env, shown,
+        enc_log(ENC_LOG_WARN, "%s=%s is too long (at most %d bytes); using the default %s", name, shown,
                 ENC_OPT_STRLEN - 1, defv);
         break;
     }
+}
+
+/* The value of row i's variable or, if that is unset, of its old name (with
+ * a warning naming both); *name: the variable it came from. */
+static const char *enc_lookup_row(int i, const char *(*lookup)(const char *, void *), void *ctx, const char **name)
+{
+    const char *env = enc_option_table[i].env;
+    const char *value = lookup ? lookup(env, ctx) : NULL;
+    *name = env;
+    for (size_t k = 0; k < ENC_OPT_NALIASES && lookup; k++) {
+        const struct enc_opt_alias *a = &enc_opt_aliases[k];
+        const char *old = strcmp(a->env, env) == 0 ? lookup(a->old_env, ctx) : NULL;
+        if (old == NULL || old[0] == '\0')
+            continue;
+        if (value != NULL && value[0] != '\0') {
+            enc_log(ENC_LOG_WARN, "%s is the deprecated name of %s; both are set, so %s is ignored", a->old_env,
+                    env, a->old_env);
+        } else {
+            enc_log(ENC_LOG_WARN, "%s is deprecated; it is now called %s (its value is used)", a->old_env, env);
+            value = old;
+            *name = a->old_env;
+        }
+    }
+    return value;
 }
 
 static void enc_parse_row(int i, const char *(*lookup)(const char *, void *), void *ctx)
 {
     const enc_option_desc *d = &enc_option_table[i];
     enc_set_default(i);
-    const char *value = lookup ? lookup(d->env, ctx) : NULL;
+    const char *name;
+    const char *value = enc_lookup_row(i, lookup, ctx, &name);
     if (value == NULL || value[0] == '\0')
         return; /* unset or empty: the default, silently */
     int64_t v = 0;
     int rc = enc_parse_value(i, value, &v);
     if (rc != 0) {
         enc_opt_src[i] = ENC_OPT_FROM_BAD_ENV;
-        enc_warn_bad(i, value, rc);
+        enc_warn_bad(i, name, value, rc);
         return;
     }
     enc_opt_src[i] = ENC_OPT_FROM_ENV;
@@ -425,11 +460,12 @@ void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void 
         if (enc_option_table[i].type != ENC_OPT_LEVEL)
             enc_parse_row(i, lookup, ctx);
 
-    /* Cross-option rule: a chunk cannot be shorter than its minimum. */
+    /* Cross-option rule: the shortest sequence worth a graph cannot be longer than the longest. */
     if (enc_opt.min_chunk > enc_opt.max_chunk) {
         int r = enc_row_of("min_chunk");
-        enc_log(ENC_LOG_WARN, "ENCORE_MIN_CHUNK=%lld is larger than ENCORE_MAX_CHUNK=%lld; using the default %s",
-                (long long)enc_opt.min_chunk, (long long)enc_opt.max_chunk, enc_option_table[r].def);
+        enc_log(ENC_LOG_WARN, "%s=%lld is larger than %s=%lld; using the default %s", enc_option_table[r].env,
+                (long long)enc_opt.min_chunk, enc_option_table[enc_row_of("max_chunk")].env,
+                (long long)enc_opt.max_chunk, enc_option_table[r].def);
         enc_set_default(r);
         enc_opt_src[r] = ENC_OPT_FROM_BAD_ENV;
         if (enc_opt.min_chunk > enc_opt.max_chunk)
@@ -535,6 +571,8 @@ int enc_options_check_environ(char *const *envp)
             known = strlen(enc_option_table[i].env) == n && strncmp(enc_option_table[i].env, ent, n) == 0;
         for (size_t k = 0; k < sizeof enc_opt_foreign / sizeof enc_opt_foreign[0] && !known; k++)
             known = strlen(enc_opt_foreign[k]) == n && strncmp(enc_opt_foreign[k], ent, n) == 0;
+        for (size_t k = 0; k < ENC_OPT_NALIASES && !known; k++)
+            known = strlen(enc_opt_aliases[k].old_env) == n && strncmp(enc_opt_aliases[k].old_env, ent, n) == 0;
         if (known)
             continue;
         unknown++;
