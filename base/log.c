@@ -10,6 +10,7 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -118,11 +119,6 @@ static void enc_log_emit(int level, int forward, const char *fmt, va_list ap)
             enc_log_keep(msg);
         enc_log_forwarding_ = 0;
     }
-}
-
-void enc_vlog(int level, const char *fmt, va_list ap)
-{
-    enc_log_emit(level, 1, fmt, ap);
 }
 
 void enc_log(int level, const char *fmt, ...)

@@ -6,8 +6,6 @@
 #ifndef ENCORE_LOG_H
 #define ENCORE_LOG_H
 
-#include <stdarg.h>
-
 enum enc_log_level {
     ENC_LOG_ERROR = 0, /* internal failure: encore switches itself off */
     ENC_LOG_WARN = 1,  /* something the user should know (bad option, capture failure) */
@@ -22,7 +20,6 @@ enum enc_log_level {
 extern int enc_log_threshold;
 
 void enc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void enc_vlog(int level, const char *fmt, va_list ap);
 
 /* Warn once per call site: `static int once; enc_warn_once(&once, ...)`. */
 void enc_warn_once(int *once_flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -43,11 +43,6 @@ const char *enc_report_div_kind_key(int kind)
     return kind >= 0 && kind < ENC_DIV_KIND_COUNT ? div_keys[kind] : "unknown";
 }
 
-const char *enc_report_flush_reason_key(int reason)
-{
-    return reason >= 0 && reason < ENC_FLUSH_REASON_COUNT ? flush_keys[reason] : "unknown";
-}
-
 /* ---- the fields ----------------------------------------------------------------------- */
 
 static const enc_count_group div_group = {div_keys, div_labels, ENC_DIV_KIND_COUNT, 0, 0, 0, NULL};

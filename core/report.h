@@ -66,8 +66,7 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
 size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs,
                                  size_t nseqs, const enc_div_info *divs, size_t ndivs, int pid);
 
-/* Names used in both outputs. */
-const char *enc_report_div_kind_key(int kind);      /* "kernel", "config", "args", "short" */
-const char *enc_report_flush_reason_key(int reason); /* "stream_call", ... "exit" */
+/* The JSON name of a kind of divergence: "kernel", "config", "args", "short". */
+const char *enc_report_div_kind_key(int kind);
 
 #endif

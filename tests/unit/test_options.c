@@ -6,6 +6,7 @@
 #include "testhelper.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 /* ---- a fake environment ---------------------------------------------------- */
