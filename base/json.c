@@ -10,17 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-void enc_json_init(enc_json *j, char *buf, size_t cap)
-{
+void enc_json_init(enc_json *j, char *buf, size_t cap) {
     memset(j, 0, sizeof *j);
     j->buf = buf;
     j->cap = cap;
-    if (cap == 0 || !buf)
-        j->failed = 1;
+    if (cap == 0 || !buf) j->failed = 1;
 }
 
-static void raw(enc_json *j, const char *s, size_t n)
-{
+static void raw(enc_json *j, const char *s, size_t n) {
     if (j->failed || j->len + n >= j->cap) {
         j->failed = 1;
         return;
@@ -29,10 +26,8 @@ static void raw(enc_json *j, const char *s, size_t n)
     j->len += n;
 }
 
-__attribute__((format(printf, 2, 3))) static void rawf(enc_json *j, const char *fmt, ...)
-{
-    if (j->failed)
-        return;
+__attribute__((format(printf, 2, 3))) static void rawf(enc_json *j, const char *fmt, ...) {
+    if (j->failed) return;
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(j->buf + j->len, j->cap - j->len, fmt, ap);
@@ -45,10 +40,8 @@ __attribute__((format(printf, 2, 3))) static void rawf(enc_json *j, const char *
 }
 
 /* Before a value: is one allowed here, and does it need a comma? */
-static void value_begins(enc_json *j)
-{
-    if (j->failed)
-        return;
+static void value_begins(enc_json *j) {
+    if (j->failed) return;
     int d = j->depth;
     if (j->in_object[d]) {
         if (!j->after_key) {
@@ -66,11 +59,9 @@ static void value_begins(enc_json *j)
     j->has_items[d] = 1;
 }
 
-static void open_(enc_json *j, char c, int object)
-{
+static void open_(enc_json *j, char c, int object) {
     value_begins(j);
-    if (j->failed)
-        return;
+    if (j->failed) return;
     if (j->depth == ENC_JSON_DEPTH) {
         j->failed = 1;
         return;
@@ -81,10 +72,8 @@ static void open_(enc_json *j, char c, int object)
     j->has_items[j->depth] = 0;
 }
 
-static void close_(enc_json *j, char c, int object)
-{
-    if (j->failed)
-        return;
+static void close_(enc_json *j, char c, int object) {
+    if (j->failed) return;
     if (j->depth == 0 || j->in_object[j->depth] != object || j->after_key) {
         j->failed = 1;
         return;
@@ -100,37 +89,31 @@ void enc_json_array_end(enc_json *j) { close_(j, ']', 0); }
 
 static void str_body(enc_json *j, const char *s, size_t max_out);
 
-void enc_json_key(enc_json *j, const char *key)
-{
-    if (j->failed)
-        return;
+void enc_json_key(enc_json *j, const char *key) {
+    if (j->failed) return;
     int d = j->depth;
     if (!j->in_object[d] || j->after_key || !key) {
         j->failed = 1;
         return;
     }
-    if (j->has_items[d])
-        raw(j, ",", 1);
+    if (j->has_items[d]) raw(j, ",", 1);
     j->has_items[d] = 1;
     str_body(j, key, j->cap);
     raw(j, ":", 1);
     j->after_key = 1;
 }
 
-void enc_json_u64(enc_json *j, uint64_t v)
-{
+void enc_json_u64(enc_json *j, uint64_t v) {
     value_begins(j);
     rawf(j, "%llu", (unsigned long long)v);
 }
 
-void enc_json_i64(enc_json *j, int64_t v)
-{
+void enc_json_i64(enc_json *j, int64_t v) {
     value_begins(j);
     rawf(j, "%lld", (long long)v);
 }
 
-void enc_json_double(enc_json *j, double v, int decimals)
-{
+void enc_json_double(enc_json *j, double v, int decimals) {
     value_begins(j);
     if (!isfinite(v))
         raw(j, "null", 4);
@@ -138,8 +121,7 @@ void enc_json_double(enc_json *j, double v, int decimals)
         rawf(j, "%.*f", decimals, v);
 }
 
-void enc_json_bool(enc_json *j, int v)
-{
+void enc_json_bool(enc_json *j, int v) {
     value_begins(j);
     if (v)
         raw(j, "true", 4);
@@ -147,8 +129,7 @@ void enc_json_bool(enc_json *j, int v)
         raw(j, "false", 5);
 }
 
-void enc_json_str(enc_json *j, const char *s, size_t max_out)
-{
+void enc_json_str(enc_json *j, const char *s, size_t max_out) {
     value_begins(j);
     if (!s)
         raw(j, "null", 4);
@@ -156,56 +137,46 @@ void enc_json_str(enc_json *j, const char *s, size_t max_out)
         str_body(j, s, max_out);
 }
 
-void enc_json_kv_u64(enc_json *j, const char *key, uint64_t v)
-{
+void enc_json_kv_u64(enc_json *j, const char *key, uint64_t v) {
     enc_json_key(j, key);
     enc_json_u64(j, v);
 }
 
-void enc_json_kv_i64(enc_json *j, const char *key, int64_t v)
-{
+void enc_json_kv_i64(enc_json *j, const char *key, int64_t v) {
     enc_json_key(j, key);
     enc_json_i64(j, v);
 }
 
-void enc_json_kv_double(enc_json *j, const char *key, double v, int decimals)
-{
+void enc_json_kv_double(enc_json *j, const char *key, double v, int decimals) {
     enc_json_key(j, key);
     enc_json_double(j, v, decimals);
 }
 
-void enc_json_kv_bool(enc_json *j, const char *key, int v)
-{
+void enc_json_kv_bool(enc_json *j, const char *key, int v) {
     enc_json_key(j, key);
     enc_json_bool(j, v);
 }
 
-void enc_json_kv_str(enc_json *j, const char *key, const char *s, size_t max_out)
-{
+void enc_json_kv_str(enc_json *j, const char *key, const char *s, size_t max_out) {
     enc_json_key(j, key);
     enc_json_str(j, s, max_out);
 }
 
-size_t enc_json_finish(enc_json *j)
-{
-    if (j->depth != 0 || j->after_key || !j->has_items[0])
-        j->failed = 1;
+size_t enc_json_finish(enc_json *j) {
+    if (j->depth != 0 || j->after_key || !j->has_items[0]) j->failed = 1;
     raw(j, "\n", 1);
-    if (j->failed)
-        return 0;
+    if (j->failed) return 0;
     j->buf[j->len] = '\0'; /* raw() always leaves room for it */
     return j->len;
 }
 
 /* ---- strings ------------------------------------------------------------------ */
 
-size_t enc_utf8_len(const unsigned char *s, size_t avail)
-{
+size_t enc_utf8_len(const unsigned char *s, size_t avail) {
     unsigned c = s[0];
     size_t n;
     unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80)
-        return 1;
+    if (c < 0x80) return 1;
     if (c >= 0xC2 && c <= 0xDF) {
         n = 2;
     } else if (c >= 0xE0 && c <= 0xEF) {
@@ -219,20 +190,16 @@ size_t enc_utf8_len(const unsigned char *s, size_t avail)
     } else {
         return 0;
     }
-    if (n > avail)
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
+    if (n > avail) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
     for (size_t k = 2; k < n; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF)
-            return 0;
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
     return n;
 }
 
 /* The escaped form of the character at p: into esc (or *piece = p itself);
  * *adv gets the input bytes it stands for. Returns the output length. */
-static size_t escape_one(const unsigned char *p, size_t avail, char esc[8], const char **piece, size_t *adv)
-{
+static size_t escape_one(const unsigned char *p, size_t avail, char esc[8], const char **piece, size_t *adv) {
     unsigned c = *p;
     *piece = esc;
     *adv = 1;
@@ -260,8 +227,7 @@ static size_t escape_one(const unsigned char *p, size_t avail, char esc[8], cons
 }
 
 /* "s" escaped, at most max_out bytes between the quotes (cut: "..."). */
-static void str_body(enc_json *j, const char *s, size_t max_out)
-{
+static void str_body(enc_json *j, const char *s, size_t max_out) {
     raw(j, "\"", 1);
     size_t out = 0, avail = strlen(s);
     const unsigned char *p = (const unsigned char *)s;

@@ -30,8 +30,8 @@ typedef struct enc_json {
     char *buf;
     size_t cap, len;
     int failed;
-    int depth;                          /* open objects and arrays */
-    int after_key;                      /* a key was written; its value comes next */
+    int depth;                                   /* open objects and arrays */
+    int after_key;                               /* a key was written; its value comes next */
     unsigned char in_object[ENC_JSON_DEPTH + 1]; /* per depth: 1 object, 0 array (depth 0: top level) */
     unsigned char has_items[ENC_JSON_DEPTH + 1]; /* per depth: a value came already (the next needs a comma) */
 } enc_json;

@@ -27,39 +27,28 @@ static enc_log_sink_fn enc_log_sink_;
 
 static __thread int enc_log_forwarding_ __attribute__((tls_model("initial-exec")));
 
-int enc_write_all(int fd, const char *buf, unsigned long len)
-{
-    if (fd < 0)
-        return -1;
+int enc_write_all(int fd, const char *buf, unsigned long len) {
+    if (fd < 0) return -1;
     while (len > 0) {
         ssize_t w = write(fd, buf, len);
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -1;
         }
-        if (w == 0)
-            return -1;
+        if (w == 0) return -1;
         buf += w;
         len -= (unsigned long)w;
     }
     return 0;
 }
 
-void enc_log_set_fd(int fd)
-{
-    __atomic_store_n(&enc_log_fd_, fd, __ATOMIC_RELAXED);
-}
+void enc_log_set_fd(int fd) { __atomic_store_n(&enc_log_fd_, fd, __ATOMIC_RELAXED); }
 
-int enc_log_fd(void)
-{
-    return __atomic_load_n(&enc_log_fd_, __ATOMIC_RELAXED);
-}
+int enc_log_fd(void) { return __atomic_load_n(&enc_log_fd_, __ATOMIC_RELAXED); }
 
 /* Format "encore: <word>fmt..." into buf (cap >= 16), guaranteed to end in
  * exactly one '\n'. Returns the length, newline included. */
-static size_t enc_log_format(char *buf, size_t cap, const char *word, const char *fmt, va_list ap)
-{
+static size_t enc_log_format(char *buf, size_t cap, const char *word, const char *fmt, va_list ap) {
     size_t len = 0;
     const size_t plen = sizeof(ENC_LOG_PREFIX) - 1;
     memcpy(buf, ENC_LOG_PREFIX, plen);
@@ -72,8 +61,7 @@ static size_t enc_log_format(char *buf, size_t cap, const char *word, const char
     /* Leave room for the newline and the terminating NUL. */
     size_t room = cap - len - 1;
     int n = vsnprintf(buf + len, room, fmt, ap);
-    if (n < 0)
-        n = 0;
+    if (n < 0) n = 0;
     if ((size_t)n >= room) {
         /* Cut: vsnprintf wrote room-1 bytes; end them with "...". */
         len += room - 1;
@@ -81,19 +69,16 @@ static size_t enc_log_format(char *buf, size_t cap, const char *word, const char
     } else {
         len += (size_t)n;
     }
-    while (len > plen && buf[len - 1] == '\n')
-        len--;
+    while (len > plen && buf[len - 1] == '\n') len--;
     buf[len++] = '\n';
     buf[len] = '\0';
     return len;
 }
 
-static void enc_log_emit(int level, int forward, const char *fmt, va_list ap)
-{
+static void enc_log_emit(int level, int forward, const char *fmt, va_list ap) {
     int print = level <= enc_log_threshold;
     forward = forward && level <= ENC_LOG_WARN && !enc_log_forwarding_;
-    if (!print && !forward)
-        return;
+    if (!print && !forward) return;
 
     const char *word = NULL;
     if (level == ENC_LOG_DEBUG)
@@ -121,26 +106,22 @@ static void enc_log_emit(int level, int forward, const char *fmt, va_list ap)
     }
 }
 
-void enc_log(int level, const char *fmt, ...)
-{
+void enc_log(int level, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     enc_log_emit(level, 1, fmt, ap);
     va_end(ap);
 }
 
-void enc_warn_once(int *once_flag, const char *fmt, ...)
-{
-    if (__atomic_exchange_n(once_flag, 1, __ATOMIC_RELAXED))
-        return;
+void enc_warn_once(int *once_flag, const char *fmt, ...) {
+    if (__atomic_exchange_n(once_flag, 1, __ATOMIC_RELAXED)) return;
     va_list ap;
     va_start(ap, fmt);
     enc_log_emit(ENC_LOG_WARN, 1, fmt, ap);
     va_end(ap);
 }
 
-void enc_log_plain(const char *fmt, ...)
-{
+void enc_log_plain(const char *fmt, ...) {
     char buf[ENC_LOG_BUFSZ];
     va_list ap;
     va_start(ap, fmt);
@@ -153,10 +134,7 @@ void enc_log_plain(const char *fmt, ...)
 
 /* ---- the warning sink and the kept warnings ----------------------------------- */
 
-void enc_log_set_warning_sink(enc_log_sink_fn sink)
-{
-    __atomic_store_n(&enc_log_sink_, sink, __ATOMIC_RELEASE);
-}
+void enc_log_set_warning_sink(enc_log_sink_fn sink) { __atomic_store_n(&enc_log_sink_, sink, __ATOMIC_RELEASE); }
 
 enum { ENC_KEPT_EMPTY = 0, ENC_KEPT_READY = 2, ENC_KEPT_TAKEN = 3 };
 
@@ -168,8 +146,7 @@ static struct enc_kept {
 static unsigned enc_kept_claimed_, enc_kept_dropped_;
 static int enc_kept_dropped_told_;
 
-void enc_log_keep(const char *msg)
-{
+void enc_log_keep(const char *msg) {
     unsigned i = __atomic_fetch_add(&enc_kept_claimed_, 1, __ATOMIC_ACQ_REL);
     if (i >= ENC_LOG_KEPT) {
         __atomic_fetch_add(&enc_kept_dropped_, 1, __ATOMIC_RELAXED);
@@ -182,16 +159,11 @@ void enc_log_keep(const char *msg)
     __atomic_store_n(&enc_kept_[i].state, ENC_KEPT_READY, __ATOMIC_RELEASE);
 }
 
-int enc_log_any_kept(void)
-{
-    return __atomic_load_n(&enc_kept_claimed_, __ATOMIC_RELAXED) != 0;
-}
+int enc_log_any_kept(void) { return __atomic_load_n(&enc_kept_claimed_, __ATOMIC_RELAXED) != 0; }
 
-unsigned enc_log_take_kept(enc_log_kept_fn fn, void *ctx)
-{
+unsigned enc_log_take_kept(enc_log_kept_fn fn, void *ctx) {
     unsigned n = __atomic_load_n(&enc_kept_claimed_, __ATOMIC_ACQUIRE);
-    if (n > ENC_LOG_KEPT)
-        n = ENC_LOG_KEPT;
+    if (n > ENC_LOG_KEPT) n = ENC_LOG_KEPT;
     for (unsigned i = 0; i < n; i++) {
         int ready = ENC_KEPT_READY;
         if (__atomic_compare_exchange_n(&enc_kept_[i].state, &ready, ENC_KEPT_TAKEN, 0, __ATOMIC_ACQ_REL,
@@ -199,7 +171,6 @@ unsigned enc_log_take_kept(enc_log_kept_fn fn, void *ctx)
             fn(enc_kept_[i].time, enc_kept_[i].msg, ctx);
     }
     unsigned dropped = __atomic_load_n(&enc_kept_dropped_, __ATOMIC_RELAXED);
-    if (dropped && !__atomic_exchange_n(&enc_kept_dropped_told_, 1, __ATOMIC_RELAXED))
-        return dropped;
+    if (dropped && !__atomic_exchange_n(&enc_kept_dropped_told_, 1, __ATOMIC_RELAXED)) return dropped;
     return 0;
 }

@@ -58,9 +58,14 @@ int enc_log_any_kept(void);
 typedef void (*enc_log_kept_fn)(double unix_time, const char *msg, void *ctx);
 unsigned enc_log_take_kept(enc_log_kept_fn fn, void *ctx);
 
-#define ENC_DEBUG(...) \
-    do { if (enc_log_threshold >= ENC_LOG_DEBUG) enc_log(ENC_LOG_DEBUG, __VA_ARGS__); } while (0)
-#define ENC_WARN_ONCE(...) \
-    do { static int enc_once_; enc_warn_once(&enc_once_, __VA_ARGS__); } while (0)
+#define ENC_DEBUG(...)                                                               \
+    do {                                                                             \
+        if (enc_log_threshold >= ENC_LOG_DEBUG) enc_log(ENC_LOG_DEBUG, __VA_ARGS__); \
+    } while (0)
+#define ENC_WARN_ONCE(...)                      \
+    do {                                        \
+        static int enc_once_;                   \
+        enc_warn_once(&enc_once_, __VA_ARGS__); \
+    } while (0)
 
 #endif

@@ -78,27 +78,21 @@
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-double enc_now_unix(void)
-{
+double enc_now_unix(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t now_ms(void)
-{
+static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int gettid_(void)
-{
-    return (int)syscall(SYS_gettid);
-}
+static int gettid_(void) { return (int)syscall(SYS_gettid); }
 
-const char *enc_errno_text(int e)
-{
+const char *enc_errno_text(int e) {
     switch (e) {
     case ENOENT: return "no such file or directory";
     case EACCES: return "permission denied";
@@ -108,15 +102,15 @@ const char *enc_errno_text(int e)
     case EISDIR: return "is a directory";
     case ENOTDIR: return "a path component is not a directory";
     case ENAMETOOLONG: return "file name too long";
-    case EMFILE: case ENFILE: return "too many open files";
+    case EMFILE:
+    case ENFILE: return "too many open files";
     case ELOOP: return "too many symbolic links";
     case EDQUOT: return "disk quota exceeded";
     default: return "error";
     }
 }
 
-int enc_expand_path(const char *tmpl, char *out, size_t cap, int pid)
-{
+int enc_expand_path(const char *tmpl, char *out, size_t cap, int pid) {
     size_t o = 0;
     for (const char *p = tmpl; *p; p++) {
         char piece[24];
@@ -133,8 +127,7 @@ int enc_expand_path(const char *tmpl, char *out, size_t cap, int pid)
             s = p;
             n = 1;
         }
-        if (o + n >= cap)
-            return -1;
+        if (o + n >= cap) return -1;
         memcpy(out + o, s, n);
         o += n;
     }
@@ -142,19 +135,15 @@ int enc_expand_path(const char *tmpl, char *out, size_t cap, int pid)
     return 0;
 }
 
-int enc_open_append(const char *path)
-{
+int enc_open_append(const char *path) {
     int fd;
-    do
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    while (fd < 0 && errno == EINTR);
+    do { fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644); } while (fd < 0 && errno == EINTR);
     return fd;
 }
 
 /* ---- lines ---------------------------------------------------------------------- */
 
-void enc_eventlog_begin(enc_json *j, char *buf, size_t cap, const char *event, double unix_time, int pid)
-{
+void enc_eventlog_begin(enc_json *j, char *buf, size_t cap, const char *event, double unix_time, int pid) {
     enc_json_init(j, buf, cap);
     enc_json_object_begin(j);
     enc_json_kv_str(j, "event", event, 64);
@@ -162,14 +151,12 @@ void enc_eventlog_begin(enc_json *j, char *buf, size_t cap, const char *event, d
     enc_json_kv_i64(j, "pid", pid);
 }
 
-size_t enc_eventlog_end(enc_json *j)
-{
+size_t enc_eventlog_end(enc_json *j) {
     enc_json_object_end(j);
     return enc_json_finish(j);
 }
 
-void enc_eventlog_div_fields(enc_json *j, const enc_div_info *d)
-{
+void enc_eventlog_div_fields(enc_json *j, const enc_div_info *d) {
     enc_json_kv_str(j, "kind", enc_report_div_kind_key((int)d->kind), 32);
     enc_json_kv_str(j, "expected", d->expected, ENC_JSON_NAME_MAX);
     enc_json_kv_str(j, "got", d->got, ENC_JSON_NAME_MAX);
@@ -187,14 +174,12 @@ static char g_log_tmpl[ENC_OPT_STRLEN]; /* ENCORE_LOG as given */
 static double g_started;                /* Unix time of enc_report_init */
 static int g_log_state;                 /* LOG_* */
 static int g_log_fd = -1;
-static int g_log_pid;                   /* process the open fd belongs to */
+static int g_log_pid; /* process the open fd belongs to */
 static int g_log_opener_pid, g_log_opener_tid;
 static int g_log_write_failed;
 
-void enc_eventlog_write(int fd, const char *line, size_t len)
-{
-    if (len == 0)
-        return;
+void enc_eventlog_write(int fd, const char *line, size_t len) {
+    if (len == 0) return;
     if (enc_write_all(fd, line, len) != 0 && !__atomic_exchange_n(&g_log_write_failed, 1, __ATOMIC_RELAXED)) {
         int e = errno;
         enc_log(ENC_LOG_WARN, "writing the JSON log (ENCORE_LOG) failed: %s; later events may be missing",
@@ -202,8 +187,7 @@ void enc_eventlog_write(int fd, const char *line, size_t len)
     }
 }
 
-static void write_warning_event(double t, const char *msg, void *fdp)
-{
+static void write_warning_event(double t, const char *msg, void *fdp) {
     int fd = *(int *)fdp;
     char buf[ENC_EVENT_BUF];
     enc_json j;
@@ -213,8 +197,7 @@ static void write_warning_event(double t, const char *msg, void *fdp)
 }
 
 /* Write out the warnings base/log kept from before the log opened. */
-static void write_kept_warnings(int fd)
-{
+static void write_kept_warnings(int fd) {
     unsigned dropped = enc_log_take_kept(write_warning_event, &fd);
     if (dropped) {
         char msg[96];
@@ -224,61 +207,43 @@ static void write_kept_warnings(int fd)
 }
 
 /* /proc/self/cmdline with the arguments joined by spaces. */
-static void read_cmdline(char *buf, size_t cap)
-{
+static void read_cmdline(char *buf, size_t cap) {
     buf[0] = '\0';
     int fd;
-    do
-        fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return;
+    do { fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return;
     size_t n = 0;
     while (n < cap - 1) {
         ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
         n += (size_t)r;
     }
     close(fd);
-    while (n > 0 && buf[n - 1] == '\0')
-        n--;
+    while (n > 0 && buf[n - 1] == '\0') n--;
     for (size_t i = 0; i < n; i++)
-        if (buf[i] == '\0')
-            buf[i] = ' ';
+        if (buf[i] == '\0') buf[i] = ' ';
     buf[n] = '\0';
 }
 
 /* "options":{field: effective value} for every row of policy/options.h. */
-static void json_options(enc_json *j)
-{
+static void json_options(enc_json *j) {
     enc_json_key(j, "options");
     enc_json_object_begin(j);
     for (int i = 0; i < enc_option_count; i++) {
         const enc_option_desc *d = &enc_option_table[i];
         switch (d->type) {
-        case ENC_OPT_BOOL:
-            enc_json_kv_bool(j, d->field, (int)enc_option_int(i));
-            break;
+        case ENC_OPT_BOOL: enc_json_kv_bool(j, d->field, (int)enc_option_int(i)); break;
         case ENC_OPT_INT:
-        case ENC_OPT_DURATION:
-            enc_json_kv_i64(j, d->field, enc_option_int(i));
-            break;
-        case ENC_OPT_LEVEL:
-            enc_json_kv_str(j, d->field, enc_log_level_name((int)enc_option_int(i)), 16);
-            break;
-        case ENC_OPT_STRING:
-            enc_json_kv_str(j, d->field, enc_option_str(i), ENC_OPT_STRLEN + 64);
-            break;
+        case ENC_OPT_DURATION: enc_json_kv_i64(j, d->field, enc_option_int(i)); break;
+        case ENC_OPT_LEVEL: enc_json_kv_str(j, d->field, enc_log_level_name((int)enc_option_int(i)), 16); break;
+        case ENC_OPT_STRING: enc_json_kv_str(j, d->field, enc_option_str(i), ENC_OPT_STRLEN + 64); break;
         }
     }
     enc_json_object_end(j);
 }
 
-static void write_start_event(int fd, int pid)
-{
+static void write_start_event(int fd, int pid) {
     char buf[ENC_EVENT_BUF], exe[1024], cmd[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
@@ -297,8 +262,7 @@ static void write_start_event(int fd, int pid)
 
 /* Open the log for this process. Called with g_log_state == OPENING, by the
  * thread that set it. reuse_fd: a forked child keeps the parent's file. */
-static void log_open(int reuse_fd)
-{
+static void log_open(int reuse_fd) {
     int pid = (int)getpid();
     int fd = reuse_fd;
     if (fd < 0) {
@@ -312,8 +276,7 @@ static void log_open(int reuse_fd)
         if (fd < 0) {
             int e = errno;
             __atomic_store_n(&g_log_state, LOG_OFF, __ATOMIC_RELEASE);
-            enc_log(ENC_LOG_WARN, "cannot open ENCORE_LOG file %s: %s; the JSON log is off", path,
-                    enc_errno_text(e));
+            enc_log(ENC_LOG_WARN, "cannot open ENCORE_LOG file %s: %s; the JSON log is off", path, enc_errno_text(e));
             return;
         }
     }
@@ -326,33 +289,26 @@ static void log_open(int reuse_fd)
 
 /* Move the log from state `st` to OPENING and open it; 0 if another thread
  * moved it first. */
-static int try_open(int st, int reuse_fd)
-{
-    if (!__atomic_compare_exchange_n(&g_log_state, &st, LOG_OPENING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return 0;
+static int try_open(int st, int reuse_fd) {
+    if (!__atomic_compare_exchange_n(&g_log_state, &st, LOG_OPENING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
     __atomic_store_n(&g_log_opener_pid, (int)getpid(), __ATOMIC_RELAXED);
     __atomic_store_n(&g_log_opener_tid, gettid_(), __ATOMIC_RELAXED);
     log_open(reuse_fd);
     return 1;
 }
 
-int enc_eventlog_fd(int open_it)
-{
-    if (!__atomic_load_n(&g_inited, __ATOMIC_ACQUIRE))
-        return -1;
+int enc_eventlog_fd(int open_it) {
+    if (!__atomic_load_n(&g_inited, __ATOMIC_ACQUIRE)) return -1;
     int pid = (int)getpid();
     for (int spins = 0;; spins++) {
         int st = __atomic_load_n(&g_log_state, __ATOMIC_ACQUIRE);
-        if (st == LOG_OFF)
-            return -1;
+        if (st == LOG_OFF) return -1;
         if (st == LOG_OPEN && g_log_pid == pid) {
-            if (enc_log_any_kept())
-                write_kept_warnings(g_log_fd);
+            if (enc_log_any_kept()) write_kept_warnings(g_log_fd);
             return g_log_fd;
         }
         if (st == LOG_OPEN || st == LOG_CLOSED) {
-            if (!open_it)
-                return -1;
+            if (!open_it) return -1;
             /* A forked child gets its own file if the path has %p, else the same. */
             int reuse = st == LOG_OPEN && !strstr(g_log_tmpl, "%p") ? g_log_fd : -1;
             try_open(st, reuse);
@@ -360,40 +316,32 @@ int enc_eventlog_fd(int open_it)
         }
         /* OPENING: by this very thread (re-entered) -> nothing; by a thread of
          * a parent process that forked meanwhile -> take over; else wait. */
-        if (!open_it || __atomic_load_n(&g_log_opener_tid, __ATOMIC_RELAXED) == gettid_())
-            return -1;
+        if (!open_it || __atomic_load_n(&g_log_opener_tid, __ATOMIC_RELAXED) == gettid_()) return -1;
         if (__atomic_load_n(&g_log_opener_pid, __ATOMIC_RELAXED) != pid) {
-            __atomic_compare_exchange_n(&g_log_state, &st, g_log_fd >= 0 ? LOG_OPEN : LOG_CLOSED, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+            __atomic_compare_exchange_n(&g_log_state, &st, g_log_fd >= 0 ? LOG_OPEN : LOG_CLOSED, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE);
             continue;
         }
-        if (spins > 100000)
-            return -1; /* never hang the program for a log line */
+        if (spins > 100000) return -1; /* never hang the program for a log line */
         sched_yield();
     }
 }
 
-void enc_report_init(void)
-{
+void enc_report_init(void) {
     static int once;
-    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
-        return;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
     g_started = enc_now_unix();
     snprintf(g_log_tmpl, sizeof g_log_tmpl, "%s", enc_opt.log_path);
-    if (g_log_tmpl[0] == '\0')
-        __atomic_store_n(&g_log_state, LOG_OFF, __ATOMIC_RELEASE);
+    if (g_log_tmpl[0] == '\0') __atomic_store_n(&g_log_state, LOG_OFF, __ATOMIC_RELEASE);
     __atomic_store_n(&g_inited, 1, __ATOMIC_RELEASE);
     enc_log_set_warning_sink(enc_report_event_warning);
 }
 
 /* ---- events ------------------------------------------------------------------------ */
 
-void enc_report_event_warning(const char *msg)
-{
-    if (!msg)
-        return;
-    if (__atomic_load_n(&g_log_state, __ATOMIC_ACQUIRE) == LOG_OFF)
-        return;
+void enc_report_event_warning(const char *msg) {
+    if (!msg) return;
+    if (__atomic_load_n(&g_log_state, __ATOMIC_ACQUIRE) == LOG_OFF) return;
     int fd = enc_eventlog_fd(0);
     if (fd < 0) {
         enc_log_keep(msg);
@@ -403,11 +351,9 @@ void enc_report_event_warning(const char *msg)
 }
 
 void enc_report_event_capture(uint64_t seq_id, uint32_t length, const char *first_kernel, double capture_us,
-                              double instantiate_us)
-{
+                              double instantiate_us) {
     int fd = enc_eventlog_fd(1);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     char buf[ENC_EVENT_BUF];
     enc_json j;
     enc_eventlog_begin(&j, buf, sizeof buf, "capture", enc_now_unix(), (int)getpid());
@@ -428,8 +374,7 @@ static struct {
 } g_div_rate[ENC_DIV_KIND_COUNT + 1];
 
 /* 1 if the n-th divergence of kind k is written; *suppressed: those left out since the last one written. */
-static int div_rate_admits(int k, uint64_t *n, uint64_t *suppressed)
-{
+static int div_rate_admits(int k, uint64_t *n, uint64_t *suppressed) {
     *n = __atomic_add_fetch(&g_div_rate[k].seen, 1, __ATOMIC_RELAXED);
     int64_t now = now_ms();
     if (*n > ENC_REPORT_DIV_EVENTS_FIRST) {
@@ -445,20 +390,16 @@ static int div_rate_admits(int k, uint64_t *n, uint64_t *suppressed)
     return 1;
 }
 
-void enc_report_event_divergence(const enc_div_info *d)
-{
+void enc_report_event_divergence(const enc_div_info *d) {
     if (!d || !__atomic_load_n(&g_inited, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&g_log_state, __ATOMIC_ACQUIRE) == LOG_OFF)
         return;
     int k = (int)d->kind;
-    if (k < 0 || k >= ENC_DIV_KIND_COUNT)
-        k = ENC_DIV_KIND_COUNT;
+    if (k < 0 || k >= ENC_DIV_KIND_COUNT) k = ENC_DIV_KIND_COUNT;
     uint64_t n, suppressed;
-    if (!div_rate_admits(k, &n, &suppressed))
-        return;
+    if (!div_rate_admits(k, &n, &suppressed)) return;
     int fd = enc_eventlog_fd(1);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     char buf[ENC_EVENT_BUF];
     enc_json j;
     enc_eventlog_begin(&j, buf, sizeof buf, "divergence", enc_now_unix(), (int)getpid());
@@ -468,11 +409,9 @@ void enc_report_event_divergence(const enc_div_info *d)
     enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
 }
 
-void enc_report_event_evict(uint64_t seq_id, uint64_t hits)
-{
+void enc_report_event_evict(uint64_t seq_id, uint64_t hits) {
     int fd = enc_eventlog_fd(1);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     char buf[512];
     enc_json j;
     enc_eventlog_begin(&j, buf, sizeof buf, "evict", enc_now_unix(), (int)getpid());
@@ -481,11 +420,9 @@ void enc_report_event_evict(uint64_t seq_id, uint64_t hits)
     enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
 }
 
-void enc_report_event_capture_failure(uint64_t seq_id, const char *what, int cuda_error)
-{
+void enc_report_event_capture_failure(uint64_t seq_id, const char *what, int cuda_error) {
     int fd = enc_eventlog_fd(1);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     char buf[ENC_EVENT_BUF];
     enc_json j;
     enc_eventlog_begin(&j, buf, sizeof buf, "capture_failure", enc_now_unix(), (int)getpid());

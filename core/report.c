@@ -25,21 +25,26 @@
 /* ---- names -------------------------------------------------------------------------- */
 
 static const char *const div_keys[ENC_DIV_KIND_COUNT] = {"kernel", "config", "args", "short"};
-static const char *const div_labels[ENC_DIV_KIND_COUNT] = {
-    "a different kernel came", "launch config differed", "arguments differed", "ended early"};
+static const char *const div_labels[ENC_DIV_KIND_COUNT] = {"a different kernel came", "launch config differed",
+                                                           "arguments differed", "ended early"};
 /* "chunk_end" is the JSON key of a full open sequence: kept for the log's readers. */
-static const char *const flush_keys[ENC_FLUSH_REASON_COUNT] = {
-    "stream_call", "all_call", "legacy_order", "deadline", "chunk_end", "capture", "opaque_launch", "exit"};
+static const char *const flush_keys[ENC_FLUSH_REASON_COUNT] = {"stream_call", "all_call", "legacy_order",  "deadline",
+                                                               "chunk_end",   "capture",  "opaque_launch", "exit"};
 static const char *const flush_labels[ENC_FLUSH_REASON_COUNT] = {
-    "call on the same stream", "device-wide call", "legacy default stream order", "deadline passed",
-    "sequence full (ENCORE_MAX_SEQUENCE)", "program began a capture", "launch without parameter info",
-    "process exit"};
+    "call on the same stream",
+    "device-wide call",
+    "legacy default stream order",
+    "deadline passed",
+    "sequence full (ENCORE_MAX_SEQUENCE)",
+    "program began a capture",
+    "launch without parameter info",
+    "process exit",
+};
 static const char *const call_keys[ENC_CLASS_COUNT] = {"pass", "launch", "flush_stream", "flush_all"};
-static const char *const call_labels[ENC_CLASS_COUNT] = {
-    "pass (straight through)", "launch", "flush-stream", "flush-all"};
+static const char *const call_labels[ENC_CLASS_COUNT] = {"pass (straight through)", "launch", "flush-stream",
+                                                         "flush-all"};
 
-const char *enc_report_div_kind_key(int kind)
-{
+const char *enc_report_div_kind_key(int kind) {
     return kind >= 0 && kind < ENC_DIV_KIND_COUNT ? div_keys[kind] : "unknown";
 }
 
@@ -47,8 +52,8 @@ const char *enc_report_div_kind_key(int kind)
 
 static const enc_count_group div_group = {div_keys, div_labels, ENC_DIV_KIND_COUNT, 0, 0, 0, NULL};
 static const enc_count_group flush_group = {flush_keys, flush_labels, ENC_FLUSH_REASON_COUNT, 1, 1, 0, NULL};
-static const enc_count_group call_group = {call_keys, call_labels, ENC_CLASS_COUNT, 1, 0, 1,
-                                           "hook calls by class (ENCORE_STATS=1)"};
+static const enc_count_group call_group = {
+    call_keys, call_labels, ENC_CLASS_COUNT, 1, 0, 1, "hook calls by class (ENCORE_STATS=1)"};
 
 #define AT(f) offsetof(enc_summary, f)
 #define NO ENC_NO_WHOLE
@@ -68,8 +73,8 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "divergences", "divergences", AT(divergences), NO, NULL},
     {ENC_FIELD_GROUP, "divergences_by_kind", NULL, AT(divergences_by_kind), NO, &div_group},
     {ENC_FIELD_GROUP, "flushes", "held launches issued (flushes)", AT(flushes), NO, &flush_group},
-    {ENC_FIELD_BY_CALL, "flushes_by_call", "flush points, by the CUDA call that issued held launches:",
-     AT(flush_call_counts), NO, NULL},
+    {ENC_FIELD_BY_CALL, "flushes_by_call",
+     "flush points, by the CUDA call that issued held launches:", AT(flush_call_counts), NO, NULL},
     {ENC_FIELD_GROUP, "calls", NULL, AT(calls), NO, &call_group},
     {ENC_FIELD_COUNT, "deferred_ns", NULL, AT(deferred_ns), NO, NULL},
     {ENC_FIELD_COUNT, "deferred_samples", NULL, AT(deferred_samples), NO, NULL},
@@ -80,86 +85,63 @@ const int enc_report_nfields = (int)(sizeof enc_report_fields / sizeof enc_repor
 #undef AT
 #undef NO
 
-uint64_t enc_report_group_total(const enc_summary *s, const enc_report_field *f)
-{
+uint64_t enc_report_group_total(const enc_summary *s, const enc_report_field *f) {
     const uint64_t *c = enc_report_at(s, f->off);
     uint64_t total = 0;
-    for (int i = 0; i < f->group->n; i++)
-        total += c[i];
+    for (int i = 0; i < f->group->n; i++) total += c[i];
     return total;
 }
 
-double enc_report_pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
+double enc_report_pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
 /* ---- top lists ------------------------------------------------------------------------ */
 
-uint64_t enc_report_saved(const enc_seq_info *s)
-{
-    return s->length > 0 ? (uint64_t)(s->length - 1) * s->hits : 0;
-}
+uint64_t enc_report_saved(const enc_seq_info *s) { return s->length > 0 ? (uint64_t)(s->length - 1) * s->hits : 0; }
 
-static int seq_better(const void *va, const void *vb)
-{
+static int seq_better(const void *va, const void *vb) {
     const enc_seq_info *a = va, *b = vb;
     uint64_t sa = enc_report_saved(a), sb = enc_report_saved(b);
-    if (sa != sb)
-        return sa > sb;
-    if (a->hits != b->hits)
-        return a->hits > b->hits;
+    if (sa != sb) return sa > sb;
+    if (a->hits != b->hits) return a->hits > b->hits;
     return a->id < b->id;
 }
 
-static int div_better(const void *va, const void *vb)
-{
+static int div_better(const void *va, const void *vb) {
     const enc_div_info *a = va, *b = vb;
-    if (a->count != b->count)
-        return a->count > b->count;
-    if (a->kind != b->kind)
-        return a->kind < b->kind;
+    if (a->count != b->count) return a->count > b->count;
+    if (a->kind != b->kind) return a->kind < b->kind;
     return a->position < b->position;
 }
 
-size_t enc_report_top_seqs(const enc_seq_info *v, size_t n, size_t idx[ENC_REPORT_TOP])
-{
+size_t enc_report_top_seqs(const enc_seq_info *v, size_t n, size_t idx[ENC_REPORT_TOP]) {
     return enc_top_k(v, n, sizeof *v, seq_better, idx, ENC_REPORT_TOP);
 }
 
-size_t enc_report_top_divs(const enc_div_info *v, size_t n, size_t idx[ENC_REPORT_TOP])
-{
+size_t enc_report_top_divs(const enc_div_info *v, size_t n, size_t idx[ENC_REPORT_TOP]) {
     return enc_top_k(v, n, sizeof *v, div_better, idx, ENC_REPORT_TOP);
 }
 
 /* ---- the JSON summary line -------------------------------------------------------------- */
 
 /* "key":{"names[0]":counts[0],...} (NULL names left out). */
-static void json_counts(enc_json *j, const char *key, const char *const *names, const uint64_t *counts, int n)
-{
+static void json_counts(enc_json *j, const char *key, const char *const *names, const uint64_t *counts, int n) {
     enc_json_key(j, key);
     enc_json_object_begin(j);
     for (int i = 0; i < n; i++)
-        if (names[i])
-            enc_json_kv_u64(j, names[i], counts[i]);
+        if (names[i]) enc_json_kv_u64(j, names[i], counts[i]);
     enc_json_object_end(j);
 }
 
-static void json_field(enc_json *j, const enc_summary *s, const enc_report_field *f)
-{
+static void json_field(enc_json *j, const enc_summary *s, const enc_report_field *f) {
     switch (f->kind) {
-    case ENC_FIELD_COUNT:
-        enc_json_kv_u64(j, f->key, *enc_report_at(s, f->off));
-        break;
+    case ENC_FIELD_COUNT: enc_json_kv_u64(j, f->key, *enc_report_at(s, f->off)); break;
     case ENC_FIELD_PCT:
         enc_json_kv_double(j, f->key, enc_report_pct(*enc_report_at(s, f->off), *enc_report_at(s, f->whole)), 1);
         break;
     case ENC_FIELD_FLAG:
         enc_json_kv_i64(j, f->key, *(const int *)(const void *)((const char *)s + f->off) ? 1 : 0);
         break;
-    case ENC_FIELD_GROUP:
-        json_counts(j, f->key, f->group->keys, enc_report_at(s, f->off), f->group->n);
-        break;
+    case ENC_FIELD_GROUP: json_counts(j, f->key, f->group->keys, enc_report_at(s, f->off), f->group->n); break;
     case ENC_FIELD_BY_CALL:
         json_counts(j, f->key, s->flush_call_names, s->flush_call_counts,
                     s->n_flush_calls < ENC_FLUSH_CALLS_TOP ? s->n_flush_calls : ENC_FLUSH_CALLS_TOP);
@@ -167,8 +149,7 @@ static void json_field(enc_json *j, const enc_summary *s, const enc_report_field
     }
 }
 
-static void json_top_seqs(enc_json *j, const enc_seq_info *seqs, size_t nseqs)
-{
+static void json_top_seqs(enc_json *j, const enc_seq_info *seqs, size_t nseqs) {
     size_t idx[ENC_REPORT_TOP];
     size_t n = enc_report_top_seqs(seqs, nseqs, idx);
     enc_json_key(j, "top_sequences");
@@ -183,8 +164,7 @@ static void json_top_seqs(enc_json *j, const enc_seq_info *seqs, size_t nseqs)
         enc_json_key(j, "kernels");
         enc_json_array_begin(j);
         for (int i = 0; i < 3; i++)
-            if (q->kernels[i])
-                enc_json_str(j, q->kernels[i], ENC_JSON_NAME_MAX);
+            if (q->kernels[i]) enc_json_str(j, q->kernels[i], ENC_JSON_NAME_MAX);
         enc_json_array_end(j);
         enc_json_kv_bool(j, "evicted", q->evicted);
         enc_json_object_end(j);
@@ -192,8 +172,7 @@ static void json_top_seqs(enc_json *j, const enc_seq_info *seqs, size_t nseqs)
     enc_json_array_end(j);
 }
 
-static void json_top_divs(enc_json *j, const enc_div_info *divs, size_t ndivs)
-{
+static void json_top_divs(enc_json *j, const enc_div_info *divs, size_t ndivs) {
     size_t idx[ENC_REPORT_TOP];
     size_t n = enc_report_top_divs(divs, ndivs, idx);
     enc_json_key(j, "top_divergences");
@@ -206,14 +185,12 @@ static void json_top_divs(enc_json *j, const enc_div_info *divs, size_t ndivs)
     enc_json_array_end(j);
 }
 
-size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs,
-                                 size_t nseqs, const enc_div_info *divs, size_t ndivs, int pid)
-{
+size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs, size_t nseqs,
+                                 const enc_div_info *divs, size_t ndivs, int pid) {
     enc_json j;
     enc_eventlog_begin(&j, buf, cap, "summary", enc_now_unix(), pid);
     enc_json_kv_str(&j, "version", ENCORE_VERSION_STRING, 32);
-    for (int i = 0; i < enc_report_nfields; i++)
-        json_field(&j, s, &enc_report_fields[i]);
+    for (int i = 0; i < enc_report_nfields; i++) json_field(&j, s, &enc_report_fields[i]);
     json_top_seqs(&j, seqs, nseqs);
     json_top_divs(&j, divs, ndivs);
     return enc_eventlog_end(&j);
@@ -233,8 +210,7 @@ static struct {
 } g_exit;
 
 /* Keep the ENC_REPORT_TOP best items seen so far in arr (no allocation at exit). */
-static void keep_best(void *arr, size_t *n, size_t size, const void *item, int (*better)(const void *, const void *))
-{
+static void keep_best(void *arr, size_t *n, size_t size, const void *item, int (*better)(const void *, const void *)) {
     char *a = arr;
     if (*n < ENC_REPORT_TOP) {
         memcpy(a + (*n)++ * size, item, size);
@@ -242,27 +218,22 @@ static void keep_best(void *arr, size_t *n, size_t size, const void *item, int (
     }
     size_t worst = 0;
     for (size_t i = 1; i < ENC_REPORT_TOP; i++)
-        if (better(a + worst * size, a + i * size))
-            worst = i;
-    if (better(item, a + worst * size))
-        memcpy(a + worst * size, item, size);
+        if (better(a + worst * size, a + i * size)) worst = i;
+    if (better(item, a + worst * size)) memcpy(a + worst * size, item, size);
 }
 
-static void collect_seq(const enc_seq_info *s, void *ctx)
-{
+static void collect_seq(const enc_seq_info *s, void *ctx) {
     (void)ctx;
     keep_best(g_exit.seqs, &g_exit.nseqs, sizeof *s, s, seq_better);
 }
 
-static void collect_div(const enc_div_info *d, void *ctx)
-{
+static void collect_div(const enc_div_info *d, void *ctx) {
     (void)ctx;
     keep_best(g_exit.divs, &g_exit.ndivs, sizeof *d, d, div_better);
 }
 
 /* The table, to ENCORE_REPORT_FILE if set (and it opens), else to the log fd. */
-static void print_table(int pid)
-{
+static void print_table(int pid) {
     int fd = enc_log_fd(), own = -1;
     if (enc_opt.report_file[0]) {
         char path[4096];
@@ -278,17 +249,13 @@ static void print_table(int pid)
     }
     enc_report_write_table(fd, &g_exit.summary, g_exit.seqs, g_exit.nseqs, g_exit.divs, g_exit.ndivs, pid,
                            enc_opt.stats);
-    if (own >= 0)
-        close(own);
+    if (own >= 0) close(own);
 }
 
-void enc_report_at_exit(void)
-{
+void enc_report_at_exit(void) {
     static int once;
-    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
-        return;
-    if (!enc_stats_touched())
-        return; /* a helper process that never used CUDA: say nothing */
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
+    if (!enc_stats_touched()) return; /* a helper process that never used CUDA: say nothing */
 
     memset(&g_exit.summary, 0, sizeof g_exit.summary);
     g_exit.nseqs = g_exit.ndivs = 0;
@@ -297,8 +264,7 @@ void enc_report_at_exit(void)
     enc_stats_foreach_divergence(collect_div, NULL);
     int pid = (int)getpid();
 
-    if (enc_opt.report || enc_opt.stats || enc_opt.report_file[0])
-        print_table(pid);
+    if (enc_opt.report || enc_opt.stats || enc_opt.report_file[0]) print_table(pid);
 
     int lfd = enc_eventlog_fd(1);
     if (lfd >= 0) {

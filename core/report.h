@@ -63,8 +63,8 @@ uint64_t enc_report_saved(const enc_seq_info *s);
  * included) into buf and returns its length, or 0 if it did not fit. */
 int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seqs, size_t nseqs,
                            const enc_div_info *divs, size_t ndivs, int pid, int show_calls);
-size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs,
-                                 size_t nseqs, const enc_div_info *divs, size_t ndivs, int pid);
+size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs, size_t nseqs,
+                                 const enc_div_info *divs, size_t ndivs, int pid);
 
 /* The JSON name of a kind of divergence: "kernel", "config", "args", "short". */
 const char *enc_report_div_kind_key(int kind);

@@ -27,9 +27,9 @@ typedef struct enc_count_group {
     const char *const *keys;
     const char *const *labels;
     int n;
-    int pct;        /* table rows show their share of the group's total */
-    int skip_zero;  /* table rows of 0 are left out */
-    int stats_only; /* in the table only with ENCORE_STATS, in a section of its own after the top lists, */
+    int pct;             /* table rows show their share of the group's total */
+    int skip_zero;       /* table rows of 0 are left out */
+    int stats_only;      /* in the table only with ENCORE_STATS, in a section of its own after the top lists, */
     const char *heading; /* ... under this heading */
 } enc_count_group;
 
@@ -48,8 +48,7 @@ extern const enc_report_field enc_report_fields[];
 extern const int enc_report_nfields;
 
 /* The uint64_t at off in s (a count, or the first of a group's). */
-static inline const uint64_t *enc_report_at(const enc_summary *s, size_t off)
-{
+static inline const uint64_t *enc_report_at(const enc_summary *s, size_t off) {
     return (const uint64_t *)(const void *)((const char *)s + off);
 }
 

@@ -10,17 +10,17 @@
 
 #include "base/enums.h"
 
-#define ENC_FLUSH_CALLS_TOP 5   /* flush points listed by CUDA call */
-#define ENC_MAX_CAUSES 1024     /* entry ids a flush can be attributed to */
+#define ENC_FLUSH_CALLS_TOP 5 /* flush points listed by CUDA call */
+#define ENC_MAX_CAUSES 1024   /* entry ids a flush can be attributed to */
 
 typedef struct enc_summary {
-    uint64_t calls[ENC_CLASS_COUNT];  /* hook calls per class (the program's own calls) */
-    uint64_t launches_seen;           /* every kernel launch the program made */
-    uint64_t launches_replayed;       /* of those, issued as part of a graph */
-    uint64_t launches_eager;          /* issued one by one (never held or held then released) */
+    uint64_t calls[ENC_CLASS_COUNT]; /* hook calls per class (the program's own calls) */
+    uint64_t launches_seen;          /* every kernel launch the program made */
+    uint64_t launches_replayed;      /* of those, issued as part of a graph */
+    uint64_t launches_eager;         /* issued one by one (never held or held then released) */
     uint64_t graphs_captured;
-    uint64_t graph_launches;          /* replays */
-    uint64_t graph_launches_patched;  /* of those, with changed arguments patched into the graph first */
+    uint64_t graph_launches;         /* replays */
+    uint64_t graph_launches_patched; /* of those, with changed arguments patched into the graph first */
     uint64_t graphs_evicted;
     uint64_t capture_failures;
     uint64_t divergences;
@@ -30,27 +30,27 @@ typedef struct enc_summary {
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
-    uint64_t deferred_ns;             /* CPU time spent in the deferring launch path (sampled) */
+    uint64_t deferred_ns; /* CPU time spent in the deferring launch path (sampled) */
     uint64_t deferred_samples;
-    int disabled;                     /* encore switched itself off after an internal failure */
+    int disabled; /* encore switched itself off after an internal failure */
 } enc_summary;
 
 /* One captured sequence (its graph), for the report's top list. */
 typedef struct enc_seq_info {
     uint64_t id;
-    uint32_t length;       /* launches in the graph */
-    uint64_t hits;         /* graph launches */
-    const char *kernels[3];/* names of the first kernels (may be NULL) */
+    uint32_t length;        /* launches in the graph */
+    uint64_t hits;          /* graph launches */
+    const char *kernels[3]; /* names of the first kernels (may be NULL) */
     int evicted;
 } enc_seq_info;
 
 /* One divergence reason, aggregated by (kind, expected kernel, got kernel, argument). */
 typedef struct enc_div_info {
     enum enc_divergence_kind kind;
-    const char *expected;  /* kernel name expected at that position (may be NULL) */
-    const char *got;       /* kernel name that came (may be NULL for ENC_DIV_SHORT) */
-    int arg_index;         /* first differing argument for ENC_DIV_ARGS, else -1 */
-    uint32_t position;     /* position in the sequence where it diverged */
+    const char *expected; /* kernel name expected at that position (may be NULL) */
+    const char *got;      /* kernel name that came (may be NULL for ENC_DIV_SHORT) */
+    int arg_index;        /* first differing argument for ENC_DIV_ARGS, else -1 */
+    uint32_t position;    /* position in the sequence where it diverged */
     uint64_t count;
 } enc_div_info;
 
@@ -82,9 +82,9 @@ static inline enc_tstats *enc_tstats_get(void) {
     enc_tstats *t = enc_tstats_tls;
     return __builtin_expect(t != 0, 1) ? t : enc_tstats_slow();
 }
-#define ENC_TSTAT_ADD(field, v)                                                   \
-    do {                                                                          \
-        enc_tstats *t_ = enc_tstats_get();                                        \
+#define ENC_TSTAT_ADD(field, v)                                                  \
+    do {                                                                         \
+        enc_tstats *t_ = enc_tstats_get();                                       \
         if (t_) __atomic_store_n(&t_->field, t_->field + (v), __ATOMIC_RELAXED); \
     } while (0)
 

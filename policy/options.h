@@ -24,6 +24,8 @@ enum enc_opt_type {
 
 #define ENC_OPT_STRLEN 512
 
+/* One row per line, in columns (clang-format leaves the table alone). */
+/* clang-format off */
 /*  X(field,          env name,                   type,             default,  min, max,      help) */
 #define ENC_OPTIONS(X)                                                                                   \
     X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 makes encore a pure pass-through") \
@@ -43,6 +45,7 @@ enum enc_opt_type {
     X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
     X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)") \
     X(wrap_pass,      "ENCORE_WRAP_PASS",         ENC_OPT_BOOL,     "0",      0, 1,           "also wrap pure pass-through entry points (queries, context switches) so ENCORE_STATS counts them; by default cuGetProcAddress and dlsym hand out the driver's own pointers for these")
+/* clang-format on */
 
 typedef struct enc_options {
 #define ENC_OPT_FIELD(field, env, type, def, min, max, help) ENC_OPT_FIELD_##type(field)
@@ -79,7 +82,7 @@ typedef struct enc_option_desc {
     const char *def;
     int64_t min, max;
     const char *help;
-    size_t offset;        /* offsetof(enc_options, field) */
+    size_t offset; /* offsetof(enc_options, field) */
 } enc_option_desc;
 extern const enc_option_desc enc_option_table[];
 extern const int enc_option_count;
