@@ -50,10 +50,15 @@ const char *enc_report_div_kind_key(int kind) {
 
 /* ---- the fields ----------------------------------------------------------------------- */
 
-static const enc_count_group div_group = {div_keys, div_labels, ENC_DIV_KIND_COUNT, 0, 0, 0, NULL};
-static const enc_count_group flush_group = {flush_keys, flush_labels, ENC_FLUSH_REASON_COUNT, 1, 1, 0, NULL};
-static const enc_count_group call_group = {
-    call_keys, call_labels, ENC_CLASS_COUNT, 1, 0, 1, "hook calls by class (ENCORE_STATS=1)"};
+static const enc_count_group div_group = {.keys = div_keys, .labels = div_labels, .n = ENC_DIV_KIND_COUNT};
+static const enc_count_group flush_group = {
+    .keys = flush_keys, .labels = flush_labels, .n = ENC_FLUSH_REASON_COUNT, .pct = 1, .skip_zero = 1};
+static const enc_count_group call_group = {.keys = call_keys,
+                                           .labels = call_labels,
+                                           .n = ENC_CLASS_COUNT,
+                                           .pct = 1,
+                                           .stats_only = 1,
+                                           .heading = "hook calls by class (ENCORE_STATS=1)"};
 
 #define AT(f) offsetof(enc_summary, f)
 #define NO ENC_NO_WHOLE
