@@ -166,11 +166,14 @@ unsigned enc_log_take_kept(enc_log_kept_fn fn, void *ctx) {
     if (n > ENC_LOG_KEPT) n = ENC_LOG_KEPT;
     for (unsigned i = 0; i < n; i++) {
         int ready = ENC_KEPT_READY;
-        if (__atomic_compare_exchange_n(&enc_kept_[i].state, &ready, ENC_KEPT_TAKEN, 0, __ATOMIC_ACQ_REL,
+        if (__atomic_load_n(&enc_kept_[i].state, __ATOMIC_RELAXED) == ENC_KEPT_READY && /* no locked op if not */
+            __atomic_compare_exchange_n(&enc_kept_[i].state, &ready, ENC_KEPT_TAKEN, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
             fn(enc_kept_[i].time, enc_kept_[i].msg, ctx);
     }
     unsigned dropped = __atomic_load_n(&enc_kept_dropped_, __ATOMIC_RELAXED);
-    if (dropped && !__atomic_exchange_n(&enc_kept_dropped_told_, 1, __ATOMIC_RELAXED)) return dropped;
+    if (dropped && !__atomic_load_n(&enc_kept_dropped_told_, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&enc_kept_dropped_told_, 1, __ATOMIC_RELAXED))
+        return dropped;
     return 0;
 }

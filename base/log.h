@@ -50,7 +50,8 @@ void enc_log_set_warning_sink(enc_log_sink_fn sink);
 #define ENC_LOG_KEPT 8
 #define ENC_LOG_KEPT_LEN 512
 void enc_log_keep(const char *msg);
-/* True if any warning was kept (taken or not): a cheap check before the next. */
+/* True if any warning was ever kept (taken or not): a cheap test before
+ * calling enc_log_take_kept(). */
 int enc_log_any_kept(void);
 /* Call fn for every kept warning not taken yet, in order, each once over the
  * life of the process. Returns the number of warnings that were not kept the

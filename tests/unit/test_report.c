@@ -266,6 +266,32 @@ static void scenario_events(void)
     EXPECT_STR_CONTAINS(out, "op<\\\"quoted\\\"\\\\back\\tslash\\nnewline\\u0001\\u007f bad\\ufffd\\ufffd utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac");
 }
 
+/* More warnings before the log opens than are kept: the first 8, then a count. */
+static void scenario_many_early_warnings(void)
+{
+    set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
+    th_capture_begin();
+    for (int i = 0; i < 6; i++)
+        enc_log(ENC_LOG_WARN, "before init %d", i);
+    enc_report_init();
+    for (int i = 0; i < 5; i++)
+        enc_log(ENC_LOG_WARN, "after init %d", i);
+    enc_report_event_evict(1, 1);
+    enc_report_event_evict(2, 2); /* the count is told once */
+    th_capture_end();
+    const char *out = read_file(log_path);
+    EXPECT(out != NULL);
+    if (!out)
+        return;
+    EXPECT_EQ_INT(th_count(out, "\"event\":\"warning\""), 9);
+    EXPECT_STR_CONTAINS(out, "\"message\":\"before init 0\"");
+    EXPECT_STR_CONTAINS(out, "\"message\":\"after init 1\"");
+    EXPECT_STR_LACKS(out, "after init 2");
+    EXPECT_STR_CONTAINS(out, "\"message\":\"3 more warnings from before the log opened were not kept\"");
+    const char *first = strstr(out, "before init 0"), *start = strstr(out, "\"event\":\"start\"");
+    EXPECT(first && start && start < first);
+}
+
 static void scenario_rate_limit(void)
 {
     set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
@@ -650,6 +676,12 @@ int main(int argc, char **argv)
         snprintf(log_path, sizeof log_path, "%s/events.jsonl", tmpdir);
         snprintf(log_tmpl, sizeof log_tmpl, "%s", log_path);
         EXPECT_EQ_INT(in_child(scenario_events), 0);
+    }
+
+    TEST("jsonlog: of the warnings from before the log opened, 8 are kept and the rest counted once") {
+        snprintf(log_path, sizeof log_path, "%s/early.jsonl", tmpdir);
+        snprintf(log_tmpl, sizeof log_tmpl, "%s", log_path);
+        EXPECT_EQ_INT(in_child(scenario_many_early_warnings), 0);
     }
 
     TEST("jsonlog: divergences: first few of each kind, then one a second with a count") {
