@@ -89,7 +89,7 @@ typedef struct enc_rec {
 /* A stream's open sequence: its records (recs[n] is the pending one, recorded
  * but not yet part of the sequence) and the arena holding their bytes. */
 typedef struct enc_seq {
-    enc_rec *recs;     /* enc_opt.max_chunk of them */
+    enc_rec *recs;     /* enc_opt.max_sequence of them */
     uint32_t n;
     unsigned char *arena;
     size_t arena_used, arena_cap;
@@ -292,7 +292,7 @@ void enc_sequence_open(enc_stream_state *st);
  * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
  * 0 if not (the sequence is poisoned). */
 int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
-/* The sequence ends (a flush point, or ENC_FLUSH_CHUNK_END): release, learn, reset. */
+/* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
 
 /* ---- learn.c: candidates, capture, a graph's kernel nodes ------------------------ */

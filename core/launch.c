@@ -74,7 +74,7 @@ static uint64_t sample_start(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    if (st->seq.n >= (uint32_t)enc_opt.max_chunk) enc_sequence_end(st, ENC_FLUSH_CHUNK_END);
+    if (st->seq.n >= (uint32_t)enc_opt.max_sequence) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
 /* The pending launch went to the driver (with result r) and is part of the sequence now. */

@@ -291,7 +291,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
 
 void enc_learn_sequence(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
-    if (seq->fully_replayed || st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_chunk) return;
+    if (seq->fully_replayed || st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_sequence) return;
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
     /* The same structure with other arguments (a step counter, say) is worth

@@ -2,15 +2,21 @@
  *
  * The engine calls, in this order:
  *   enc_options_init();            policy/options.h
- *   enc_report_init();             records ENCORE_LOG; opens nothing yet
+ *   enc_report_init();             records ENCORE_LOG, opens nothing yet, and
+ *                                  registers the log's warning sink (base/log.h)
  *   enc_report_event_*(...);       as things happen, from any thread
  *   enc_report_at_exit();          once, at exit, from any thread
  *
  * The JSON log is opened at the first event (or at exit, if the process made
  * CUDA calls), so processes that never touch CUDA (compilers, shells) leave no
- * file behind. Warnings logged before it opens are kept (a few) and written
- * after its start event. Every line is one write(2) on an O_APPEND descriptor.
- * The key list of every event is at the top of report.c. */
+ * file behind. Warnings logged before it opens are kept (a few, by base/log)
+ * and written after its start event. Every line is one write(2) on an
+ * O_APPEND descriptor.
+ *
+ * Where things are: enc_report_init and the events in core/eventlog.c (with
+ * the key list of every event at its top); the list of the report's fields,
+ * the JSON summary and the exit path in core/report.c; the table in
+ * core/report_table.c; the JSON writer in base/json.c. */
 #ifndef ENCORE_REPORT_H
 #define ENCORE_REPORT_H
 
@@ -57,11 +63,10 @@ uint64_t enc_report_saved(const enc_seq_info *s);
  * included) into buf and returns its length, or 0 if it did not fit. */
 int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seqs, size_t nseqs,
                            const enc_div_info *divs, size_t ndivs, int pid, int show_calls);
-size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs,
-                                 size_t nseqs, const enc_div_info *divs, size_t ndivs, int pid);
+size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, const enc_seq_info *seqs, size_t nseqs,
+                                 const enc_div_info *divs, size_t ndivs, int pid);
 
-/* Names used in both outputs. */
-const char *enc_report_div_kind_key(int kind);      /* "kernel", "config", "args", "short" */
-const char *enc_report_flush_reason_key(int reason); /* "stream_call", ... "exit" */
+/* The JSON name of a kind of divergence: "kernel", "config", "args", "short". */
+const char *enc_report_div_kind_key(int kind);
 
 #endif

@@ -1,7 +1,7 @@
 /* encore: a stream's open sequence, from its first launch to its end.
  *
  * A sequence opens at the first launch after the previous one ended, and
- * ends at a flush point, when it reaches its longest (enc_opt.max_chunk), or when
+ * ends at a flush point, when it reaches its longest (enc_opt.max_sequence), or when
  * its anchor comes again. Its end releases what is held, counts it towards
  * capture (learn.c) and starts an empty one. */
 #define _GNU_SOURCE
@@ -38,7 +38,7 @@ static void note_pace(enc_stream_state *st) {
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     enc_release_at_sequence_end(st, why);
-    if (why != ENC_FLUSH_CHUNK_END) st->anchor_set = 0; /* a flush point: the next launch anchors */
+    if (why != ENC_FLUSH_SEQUENCE_FULL) st->anchor_set = 0; /* a flush point: the next launch anchors */
     if (!st->open) return;
     note_pace(st);
     enc_learn_sequence(st);
@@ -49,7 +49,7 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
  * it, and it begins the next one. */
 static void cut_before_anchor(enc_stream_state *st) {
     enc_detached_rec anchor = enc_record_detach_pending(&st->seq);
-    enc_sequence_end(st, ENC_FLUSH_CHUNK_END);
+    enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
     enc_record_attach_pending(&st->seq, &anchor);
     enc_sequence_open(st);
 }
@@ -70,7 +70,7 @@ int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_lay
         st->anchor_set = 1;
         st->anchor_sfp = r->sfp;
         st->anchor_afp = r->afp;
-    } else if (st->seq.n >= (uint32_t)enc_opt.max_chunk / 2 && is_anchor(st, r)) {
+    } else if (st->seq.n >= (uint32_t)enc_opt.max_sequence / 2 && is_anchor(st, r)) {
         /* not before half a sequence: an anchor that recurs inside the loop
          * body would otherwise cut it into many small graphs */
         cut_before_anchor(st);

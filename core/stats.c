@@ -7,12 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
 #include "core/stats.h"
 #include "core/topk.h"
 
 __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
-static enc_tstats *all_tstats;          /* every thread's block, pushed once per thread */
+static enc_tstats *all_tstats; /* every thread's block, pushed once per thread */
 static uint64_t g_captured, g_evicted, g_capture_failures;
 static int g_disabled, g_touched;
 
@@ -20,8 +19,7 @@ enc_tstats *enc_tstats_slow(void) {
     enc_tstats *t = calloc(1, sizeof *t); /* once per thread */
     if (!t) return NULL;
     t->next = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE);
-    while (!__atomic_compare_exchange_n(&all_tstats, &t->next, t, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    }
+    while (!__atomic_compare_exchange_n(&all_tstats, &t->next, t, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
     enc_tstats_tls = t;
     return t;
 }
@@ -115,7 +113,10 @@ static div_rec divs[MAX_DIVS];
 static int ndivs;
 
 static void copy_name(char *dst, const char *src) {
-    if (!src) { dst[0] = 0; return; }
+    if (!src) {
+        dst[0] = 0;
+        return;
+    }
     strncpy(dst, src, NAME_LEN - 1);
     dst[NAME_LEN - 1] = 0;
 }
@@ -141,7 +142,10 @@ static seq_rec *find_seq(uint64_t id) {
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
         if (seqs[mid].id == id) return &seqs[mid];
-        if (seqs[mid].id < id) lo = mid + 1; else hi = mid - 1;
+        if (seqs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return NULL;
 }
@@ -184,8 +188,7 @@ void enc_stats_divergence(enum enc_divergence_kind kind, const char *expected, c
 void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) {
     pthread_mutex_lock(&stats_mu);
     for (int i = 0; i < nseqs; i++) {
-        enc_seq_info s = {.id = seqs[i].id, .length = seqs[i].length, .hits = seqs[i].hits,
-                          .evicted = seqs[i].evicted};
+        enc_seq_info s = {.id = seqs[i].id, .length = seqs[i].length, .hits = seqs[i].hits, .evicted = seqs[i].evicted};
         for (int k = 0; k < 3; k++) s.kernels[k] = seqs[i].names[k][0] ? seqs[i].names[k] : NULL;
         fn(&s, ctx);
     }
@@ -195,7 +198,9 @@ void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) 
 void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx) {
     pthread_mutex_lock(&stats_mu);
     for (int i = 0; i < ndivs; i++) {
-        enc_div_info d = {.kind = divs[i].kind, .arg_index = divs[i].arg_index, .position = divs[i].position,
+        enc_div_info d = {.kind = divs[i].kind,
+                          .arg_index = divs[i].arg_index,
+                          .position = divs[i].position,
                           .count = divs[i].count,
                           .expected = divs[i].expected[0] ? divs[i].expected : NULL,
                           .got = divs[i].got[0] ? divs[i].got : NULL};

@@ -8,48 +8,19 @@
 
 #include <stdint.h>
 
-/* Hook classes (policy/entry_class.h has the table that assigns them). */
-enum enc_class {
-    ENC_CLASS_PASS = 0,     /* pure query: straight through */
-    ENC_CLASS_LAUNCH,       /* kernel launch: may be deferred and replayed */
-    ENC_CLASS_FLUSH_STREAM, /* stream-ordered work or query on one stream */
-    ENC_CLASS_FLUSH_ALL,    /* may observe any stream: device sync, blocking copy, free, unknown */
-    ENC_CLASS_COUNT
-};
+#include "base/enums.h"
 
-/* Why held launches were issued or a learning chunk was cut. */
-enum enc_flush_reason {
-    ENC_FLUSH_STREAM_CALL = 0, /* a flush-stream call on the same stream */
-    ENC_FLUSH_ALL_CALL,        /* a flush-everything call (any thread) */
-    ENC_FLUSH_LEGACY_ORDER,    /* legacy default stream implicit synchronisation */
-    ENC_FLUSH_DEADLINE,        /* the flush deadline passed with launches held */
-    ENC_FLUSH_CHUNK_END,       /* a chunk reached ENCORE_MAX_CHUNK */
-    ENC_FLUSH_CAPTURE,         /* the program began capturing a stream */
-    ENC_FLUSH_OPAQUE_LAUNCH,   /* a launch encore cannot fingerprint (no parameter info, cooperative) */
-    ENC_FLUSH_EXIT,            /* process exit */
-    ENC_FLUSH_REASON_COUNT
-};
-
-/* What made a held sequence diverge from every hot sequence. */
-enum enc_divergence_kind {
-    ENC_DIV_KERNEL = 0, /* a different kernel came */
-    ENC_DIV_CONFIG,     /* same kernel, other grid/block/shared memory/attributes */
-    ENC_DIV_ARGS,       /* same kernel and configuration, other argument bytes */
-    ENC_DIV_SHORT,      /* a flush point came before the sequence was complete */
-    ENC_DIV_KIND_COUNT
-};
-
-#define ENC_FLUSH_CALLS_TOP 5   /* flush points listed by CUDA call */
-#define ENC_MAX_CAUSES 1024     /* entry ids a flush can be attributed to */
+#define ENC_FLUSH_CALLS_TOP 5 /* flush points listed by CUDA call */
+#define ENC_MAX_CAUSES 1024   /* entry ids a flush can be attributed to */
 
 typedef struct enc_summary {
-    uint64_t calls[ENC_CLASS_COUNT];  /* hook calls per class (the program's own calls) */
-    uint64_t launches_seen;           /* every kernel launch the program made */
-    uint64_t launches_replayed;       /* of those, issued as part of a graph */
-    uint64_t launches_eager;          /* issued one by one (never held or held then released) */
+    uint64_t calls[ENC_CLASS_COUNT]; /* hook calls per class (the program's own calls) */
+    uint64_t launches_seen;          /* every kernel launch the program made */
+    uint64_t launches_replayed;      /* of those, issued as part of a graph */
+    uint64_t launches_eager;         /* issued one by one (never held or held then released) */
     uint64_t graphs_captured;
-    uint64_t graph_launches;          /* replays */
-    uint64_t graph_launches_patched;  /* of those, with changed arguments patched into the graph first */
+    uint64_t graph_launches;         /* replays */
+    uint64_t graph_launches_patched; /* of those, with changed arguments patched into the graph first */
     uint64_t graphs_evicted;
     uint64_t capture_failures;
     uint64_t divergences;
@@ -59,27 +30,27 @@ typedef struct enc_summary {
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
-    uint64_t deferred_ns;             /* CPU time spent in the deferring launch path (sampled) */
+    uint64_t deferred_ns; /* CPU time spent in the deferring launch path (sampled) */
     uint64_t deferred_samples;
-    int disabled;                     /* encore switched itself off after an internal failure */
+    int disabled; /* encore switched itself off after an internal failure */
 } enc_summary;
 
-/* One hot (captured) sequence, for the report's top list. */
+/* One captured sequence (its graph), for the report's top list. */
 typedef struct enc_seq_info {
     uint64_t id;
-    uint32_t length;       /* launches in the graph */
-    uint64_t hits;         /* graph launches */
-    const char *kernels[3];/* names of the first kernels (may be NULL) */
+    uint32_t length;        /* launches in the graph */
+    uint64_t hits;          /* graph launches */
+    const char *kernels[3]; /* names of the first kernels (may be NULL) */
     int evicted;
 } enc_seq_info;
 
 /* One divergence reason, aggregated by (kind, expected kernel, got kernel, argument). */
 typedef struct enc_div_info {
     enum enc_divergence_kind kind;
-    const char *expected;  /* kernel name expected at that position (may be NULL) */
-    const char *got;       /* kernel name that came (may be NULL for ENC_DIV_SHORT) */
-    int arg_index;         /* first differing argument for ENC_DIV_ARGS, else -1 */
-    uint32_t position;     /* position in the sequence where it diverged */
+    const char *expected; /* kernel name expected at that position (may be NULL) */
+    const char *got;      /* kernel name that came (may be NULL for ENC_DIV_SHORT) */
+    int arg_index;        /* first differing argument for ENC_DIV_ARGS, else -1 */
+    uint32_t position;    /* position in the sequence where it diverged */
     uint64_t count;
 } enc_div_info;
 
@@ -104,19 +75,21 @@ typedef struct enc_tstats {
 } enc_tstats;
 
 enc_tstats *enc_tstats_slow(void);
+/* Count one hook call of class `cls` (thread-local, no locked instruction). */
+void enc_stats_count_call(int cls);
 extern __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
 static inline enc_tstats *enc_tstats_get(void) {
     enc_tstats *t = enc_tstats_tls;
     return __builtin_expect(t != 0, 1) ? t : enc_tstats_slow();
 }
-#define ENC_TSTAT_ADD(field, v)                                                   \
-    do {                                                                          \
-        enc_tstats *t_ = enc_tstats_get();                                        \
+#define ENC_TSTAT_ADD(field, v)                                                  \
+    do {                                                                         \
+        enc_tstats *t_ = enc_tstats_get();                                       \
         if (t_) __atomic_store_n(&t_->field, t_->field + (v), __ATOMIC_RELAXED); \
     } while (0)
 
 /* Which CUDA call is flushing on this thread (entry id + 1; 0: none, e.g. a
- * chunk that filled up or the deadline). Set by the caller of the core's
+ * open sequence that filled up, or the deadline). Set by the caller of the core's
  * flush functions; held launches they issue are counted against it. */
 extern __thread int enc_flush_cause __attribute__((tls_model("initial-exec")));
 /* Names for the cause ids (the interposer's entry names), registered once. */

@@ -260,7 +260,10 @@ int enc_policy_lookup(const char *name, unsigned char *cls, unsigned char *flags
             *flags = enc_policy_table[mid].flags;
             return 1;
         }
-        if (c < 0) lo = mid + 1; else hi = mid - 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     *cls = ENC_CLASS_FLUSH_ALL; /* default-deny */
     *flags = 0;

@@ -2,7 +2,7 @@
 #ifndef ENCORE_ENTRY_CLASS_H
 #define ENCORE_ENTRY_CLASS_H
 
-#include "core/stats.h" /* enum enc_class */
+#include "base/enums.h" /* enum enc_class */
 
 /* Extra duties on top of the class. */
 enum enc_entry_flag {
@@ -17,7 +17,7 @@ typedef struct enc_entry_policy {
     const char *name; /* base name, as asked of cuGetProcAddress (no _v2/_ptsz suffix) */
     unsigned char cls;
     unsigned char flags;
-    const char *why;  /* one line: why this class is safe */
+    const char *why; /* one line: why this class is safe */
 } enc_entry_policy;
 
 extern const enc_entry_policy enc_policy_table[];

@@ -62,106 +62,91 @@ static const char *const enc_level_names[] = {"error", "warn", "info", "debug", 
  * tools (scripts/encore); they are not reported as unknown. */
 static const char *const enc_opt_foreign[] = {"ENCORE_BUILD_DIR"};
 
-const char *enc_log_level_name(int level)
-{
-    if (level < 0 || level > 4)
-        return "?";
+/* Deprecated names that still set an option; using one warns, naming both. */
+static const struct enc_opt_alias {
+    const char *old_env, *env;
+} enc_opt_aliases[] = {
+    {"ENCORE_MAX_CHUNK", "ENCORE_MAX_SEQUENCE"},
+    {"ENCORE_MIN_CHUNK", "ENCORE_MIN_SEQUENCE"},
+};
+#define ENC_OPT_NALIASES (sizeof enc_opt_aliases / sizeof enc_opt_aliases[0])
+
+const char *enc_log_level_name(int level) {
+    if (level < 0 || level > 4) return "?";
     return enc_level_names[level];
 }
 
 /* ---- storage access ------------------------------------------------------ */
 
-static void *enc_opt_ptr(int i)
-{
-    return (char *)&enc_opt + enc_option_table[i].offset;
-}
+static void *enc_opt_ptr(int i) { return (char *)&enc_opt + enc_option_table[i].offset; }
 
-static void enc_opt_store(int i, int64_t v)
-{
+static void enc_opt_store(int i, int64_t v) {
     switch (enc_option_table[i].type) {
     case ENC_OPT_BOOL:
-    case ENC_OPT_LEVEL:
-        *(int *)enc_opt_ptr(i) = (int)v;
-        break;
+    case ENC_OPT_LEVEL: *(int *)enc_opt_ptr(i) = (int)v; break;
     case ENC_OPT_INT:
-    case ENC_OPT_DURATION:
-        *(int64_t *)enc_opt_ptr(i) = v;
-        break;
-    case ENC_OPT_STRING:
-        break;
+    case ENC_OPT_DURATION: *(int64_t *)enc_opt_ptr(i) = v; break;
+    case ENC_OPT_STRING: break;
     }
 }
 
-int64_t enc_option_int(int i)
-{
-    if (i < 0 || i >= ENC_OPT_N)
-        return 0;
+int64_t enc_option_int(int i) {
+    if (i < 0 || i >= ENC_OPT_N) return 0;
     switch (enc_option_table[i].type) {
     case ENC_OPT_BOOL:
-    case ENC_OPT_LEVEL:
-        return *(const int *)enc_opt_ptr(i);
+    case ENC_OPT_LEVEL: return *(const int *)enc_opt_ptr(i);
     case ENC_OPT_INT:
-    case ENC_OPT_DURATION:
-        return *(const int64_t *)enc_opt_ptr(i);
-    case ENC_OPT_STRING:
-        break;
+    case ENC_OPT_DURATION: return *(const int64_t *)enc_opt_ptr(i);
+    case ENC_OPT_STRING: break;
     }
     return 0;
 }
 
-const char *enc_option_str(int i)
-{
-    if (i < 0 || i >= ENC_OPT_N || enc_option_table[i].type != ENC_OPT_STRING)
-        return "";
+const char *enc_option_str(int i) {
+    if (i < 0 || i >= ENC_OPT_N || enc_option_table[i].type != ENC_OPT_STRING) return "";
     return (const char *)enc_opt_ptr(i);
 }
 
-enum enc_opt_source enc_option_source(int i)
-{
-    if (i < 0 || i >= ENC_OPT_N)
-        return ENC_OPT_FROM_DEFAULT;
+enum enc_opt_source enc_option_source(int i) {
+    if (i < 0 || i >= ENC_OPT_N) return ENC_OPT_FROM_DEFAULT;
     return (enum enc_opt_source)enc_opt_src[i];
 }
 
 /* ---- value parsers: [b, e) is the trimmed text; 0 = ok, -1 = bad ---------- */
 
-static int enc_is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+static int enc_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-static int enc_word_eq(const char *b, const char *e, const char *word)
-{
+static int enc_word_eq(const char *b, const char *e, const char *word) {
     size_t n = (size_t)(e - b);
     return strlen(word) == n && strncasecmp(b, word, n) == 0;
 }
 
-static int enc_parse_bool(const char *b, const char *e, int64_t *out)
-{
+static int enc_parse_bool(const char *b, const char *e, int64_t *out) {
     static const char *const yes[] = {"1", "on", "true", "yes"};
     static const char *const no[] = {"0", "off", "false", "no"};
     for (size_t k = 0; k < sizeof yes / sizeof yes[0]; k++) {
-        if (enc_word_eq(b, e, yes[k])) { *out = 1; return 0; }
-        if (enc_word_eq(b, e, no[k])) { *out = 0; return 0; }
+        if (enc_word_eq(b, e, yes[k])) {
+            *out = 1;
+            return 0;
+        }
+        if (enc_word_eq(b, e, no[k])) {
+            *out = 0;
+            return 0;
+        }
     }
     return -1;
 }
 
 /* Decimal integer with an optional sign; no overflow. */
-static int enc_parse_int(const char *b, const char *e, int64_t *out)
-{
+static int enc_parse_int(const char *b, const char *e, int64_t *out) {
     int neg = 0;
-    if (b < e && (*b == '+' || *b == '-'))
-        neg = *b++ == '-';
-    if (b == e)
-        return -1;
+    if (b < e && (*b == '+' || *b == '-')) neg = *b++ == '-';
+    if (b == e) return -1;
     uint64_t v = 0;
     for (; b < e; b++) {
-        if (*b < '0' || *b > '9')
-            return -1;
+        if (*b < '0' || *b > '9') return -1;
         v = v * 10 + (uint64_t)(*b - '0');
-        if (v > (uint64_t)INT64_MAX)
-            return -1;
+        if (v > (uint64_t)INT64_MAX) return -1;
     }
     *out = neg ? -(int64_t)v : (int64_t)v;
     return 0;
@@ -170,13 +155,11 @@ static int enc_parse_int(const char *b, const char *e, int64_t *out)
 /* Duration in microseconds: "500", "500us", "2ms", "1.5ms", "1s" (no unit:
  * microseconds; units are case-insensitive; "usec", "msec", "sec", "µs" also
  * accepted; fractions are rounded to the nearest microsecond). */
-static int enc_parse_duration(const char *b, const char *e, int64_t *out)
-{
+static int enc_parse_duration(const char *b, const char *e, int64_t *out) {
     const char *p = b;
     uint64_t whole = 0, frac = 0, frac_div = 1;
     int digits = 0;
-    if (p < e && *p == '+')
-        p++;
+    if (p < e && *p == '+') p++;
     for (; p < e && *p >= '0' && *p <= '9'; p++, digits++) {
         whole = whole * 10 + (uint64_t)(*p - '0');
         if (whole > 1000000000000000ULL) /* far beyond any sane duration */
@@ -191,10 +174,8 @@ static int enc_parse_duration(const char *b, const char *e, int64_t *out)
             }
         }
     }
-    if (digits == 0)
-        return -1;
-    while (p < e && enc_is_space(*p))
-        p++;
+    if (digits == 0) return -1;
+    while (p < e && enc_is_space(*p)) p++;
     uint64_t scale;
     if (p == e || enc_word_eq(p, e, "us") || enc_word_eq(p, e, "usec") || enc_word_eq(p, e, "\xc2\xb5s"))
         scale = 1;
@@ -205,14 +186,12 @@ static int enc_parse_duration(const char *b, const char *e, int64_t *out)
     else
         return -1;
     uint64_t v = whole * scale + (frac * scale + frac_div / 2) / frac_div;
-    if (v > (uint64_t)INT64_MAX)
-        return -1;
+    if (v > (uint64_t)INT64_MAX) return -1;
     *out = (int64_t)v;
     return 0;
 }
 
-static int enc_parse_level(const char *b, const char *e, int64_t *out)
-{
+static int enc_parse_level(const char *b, const char *e, int64_t *out) {
     if (e - b == 1 && *b >= '0' && *b <= '4') {
         *out = *b - '0';
         return 0;
@@ -223,53 +202,47 @@ static int enc_parse_level(const char *b, const char *e, int64_t *out)
             return 0;
         }
     }
-    if (enc_word_eq(b, e, "warning")) { *out = ENC_LOG_WARN; return 0; }
-    if (enc_word_eq(b, e, "err")) { *out = ENC_LOG_ERROR; return 0; }
+    if (enc_word_eq(b, e, "warning")) {
+        *out = ENC_LOG_WARN;
+        return 0;
+    }
+    if (enc_word_eq(b, e, "err")) {
+        *out = ENC_LOG_ERROR;
+        return 0;
+    }
     return -1;
 }
 
 /* ---- formatting ------------------------------------------------------------ */
 
-static int enc_format_duration(int64_t us, char *buf, size_t cap)
-{
-    if (us != 0 && us % 1000000 == 0)
-        return snprintf(buf, cap, "%llds", (long long)(us / 1000000));
-    if (us != 0 && us % 1000 == 0)
-        return snprintf(buf, cap, "%lldms", (long long)(us / 1000));
+static int enc_format_duration(int64_t us, char *buf, size_t cap) {
+    if (us != 0 && us % 1000000 == 0) return snprintf(buf, cap, "%llds", (long long)(us / 1000000));
+    if (us != 0 && us % 1000 == 0) return snprintf(buf, cap, "%lldms", (long long)(us / 1000));
     return snprintf(buf, cap, "%lldus", (long long)us);
 }
 
-int enc_option_format(int i, char *buf, size_t cap)
-{
+int enc_option_format(int i, char *buf, size_t cap) {
     if (i < 0 || i >= ENC_OPT_N) {
-        if (cap)
-            buf[0] = '\0';
+        if (cap) buf[0] = '\0';
         return 0;
     }
     int64_t v = enc_option_int(i);
     switch (enc_option_table[i].type) {
     case ENC_OPT_BOOL:
-    case ENC_OPT_INT:
-        return snprintf(buf, cap, "%lld", (long long)v);
-    case ENC_OPT_DURATION:
-        return enc_format_duration(v, buf, cap);
-    case ENC_OPT_LEVEL:
-        return snprintf(buf, cap, "%s", enc_log_level_name((int)v));
-    case ENC_OPT_STRING:
-        return snprintf(buf, cap, "%s", enc_option_str(i));
+    case ENC_OPT_INT: return snprintf(buf, cap, "%lld", (long long)v);
+    case ENC_OPT_DURATION: return enc_format_duration(v, buf, cap);
+    case ENC_OPT_LEVEL: return snprintf(buf, cap, "%s", enc_log_level_name((int)v));
+    case ENC_OPT_STRING: return snprintf(buf, cap, "%s", enc_option_str(i));
     }
     return 0;
 }
 
 /* A user's value made safe to print: at most 64 bytes, control characters as
  * '?', "..." when cut. */
-static const char *enc_show_value(const char *v, char *buf, size_t cap)
-{
+static const char *enc_show_value(const char *v, char *buf, size_t cap) {
     size_t n = 0, lim = cap - 4;
-    if (lim > 64)
-        lim = 64;
-    for (; v[n] && n < lim; n++)
-        buf[n] = ((unsigned char)v[n] < 0x20 || v[n] == 0x7f) ? '?' : v[n];
+    if (lim > 64) lim = 64;
+    for (; v[n] && n < lim; n++) buf[n] = ((unsigned char)v[n] < 0x20 || v[n] == 0x7f) ? '?' : v[n];
     if (v[n]) {
         memcpy(buf + n, "...", 3);
         n += 3;
@@ -281,47 +254,31 @@ static const char *enc_show_value(const char *v, char *buf, size_t cap)
 /* ---- parsing one row ------------------------------------------------------- */
 
 /* Parse `text` for row i into *out. 0 ok, -1 not parseable, -2 out of range. */
-static int enc_parse_value(int i, const char *text, int64_t *out)
-{
+static int enc_parse_value(int i, const char *text, int64_t *out) {
     const enc_option_desc *d = &enc_option_table[i];
     const char *b = text, *e = text + strlen(text);
-    while (b < e && enc_is_space(*b))
-        b++;
-    while (e > b && enc_is_space(e[-1]))
-        e--;
+    while (b < e && enc_is_space(*b)) b++;
+    while (e > b && enc_is_space(e[-1])) e--;
     int rc = -1;
     switch (d->type) {
-    case ENC_OPT_BOOL:
-        rc = enc_parse_bool(b, e, out);
-        break;
-    case ENC_OPT_INT:
-        rc = enc_parse_int(b, e, out);
-        break;
-    case ENC_OPT_DURATION:
-        rc = enc_parse_duration(b, e, out);
-        break;
-    case ENC_OPT_LEVEL:
-        rc = enc_parse_level(b, e, out);
-        break;
-    case ENC_OPT_STRING:
-        return strlen(text) < ENC_OPT_STRLEN ? 0 : -2;
+    case ENC_OPT_BOOL: rc = enc_parse_bool(b, e, out); break;
+    case ENC_OPT_INT: rc = enc_parse_int(b, e, out); break;
+    case ENC_OPT_DURATION: rc = enc_parse_duration(b, e, out); break;
+    case ENC_OPT_LEVEL: rc = enc_parse_level(b, e, out); break;
+    case ENC_OPT_STRING: return strlen(text) < ENC_OPT_STRLEN ? 0 : -2;
     }
-    if (rc != 0)
-        return -1;
-    if (d->type != ENC_OPT_BOOL && d->type != ENC_OPT_LEVEL && (*out < d->min || *out > d->max))
-        return -2;
+    if (rc != 0) return -1;
+    if (d->type != ENC_OPT_BOOL && d->type != ENC_OPT_LEVEL && (*out < d->min || *out > d->max)) return -2;
     return 0;
 }
 
-static void enc_set_default(int i)
-{
+static void enc_set_default(int i) {
     const enc_option_desc *d = &enc_option_table[i];
     enc_opt_src[i] = ENC_OPT_FROM_DEFAULT;
     if (d->type == ENC_OPT_STRING) {
         char *dst = (char *)enc_opt_ptr(i);
         size_t n = strlen(d->def);
-        if (n >= ENC_OPT_STRLEN)
-            n = ENC_OPT_STRLEN - 1;
+        if (n >= ENC_OPT_STRLEN) n = ENC_OPT_STRLEN - 1;
         memcpy(dst, d->def, n);
         dst[n] = '\0';
         return;
@@ -335,8 +292,8 @@ static void enc_set_default(int i)
     enc_opt_store(i, v);
 }
 
-static void enc_warn_bad(int i, const char *value, int rc)
-{
+/* `name` is the variable the value came from (the option's, or its old name). */
+static void enc_warn_bad(int i, const char *name, const char *value, int rc) {
     const enc_option_desc *d = &enc_option_table[i];
     char shown[80], defv[40], lo[32], hi[32];
     enc_show_value(value, shown, sizeof shown);
@@ -354,46 +311,66 @@ static void enc_warn_bad(int i, const char *value, int rc)
     switch (d->type) {
     case ENC_OPT_BOOL:
         enc_log(ENC_LOG_WARN, "%s=%s is not a valid boolean (1/0, on/off, true/false, yes/no); using the default %s",
-                d->env, shown, defv);
+                name, shown, defv);
         break;
     case ENC_OPT_INT:
-        enc_log(ENC_LOG_WARN, "%s=%s is %s (%s..%s); using the default %s", d->env, shown,
+        enc_log(ENC_LOG_WARN, "%s=%s is %s (%s..%s); using the default %s", name, shown,
                 rc == -2 ? "out of range" : "not a valid integer", lo, hi, defv);
         break;
     case ENC_OPT_DURATION:
         if (rc == -2)
-            enc_log(ENC_LOG_WARN, "%s=%s is out of range (%s..%s); using the default %s", d->env, shown, lo, hi,
-                    defv);
+            enc_log(ENC_LOG_WARN, "%s=%s is out of range (%s..%s); using the default %s", name, shown, lo, hi, defv);
         else
             enc_log(ENC_LOG_WARN,
                     "%s=%s is not a valid duration (%s..%s, e.g. 500us, 2ms, 1s; no unit means microseconds); "
                     "using the default %s",
-                    d->env, shown, lo, hi, defv);
+                    name, shown, lo, hi, defv);
         break;
     case ENC_OPT_LEVEL:
         enc_log(ENC_LOG_WARN,
-                "%s=%s is not a valid log level (error, warn, info, debug, trace or 0..4); using the default %s",
-                d->env, shown, defv);
+                "%s=%s is not a valid log level (error, warn, info, debug, trace or 0..4); using the default %s", name,
+                shown, defv);
         break;
     case ENC_OPT_STRING:
-        enc_log(ENC_LOG_WARN, "%s=%s is too long (at most %d bytes); using the default %s", d->env, shown,
+        enc_log(ENC_LOG_WARN, "%s=%s is too long (at most %d bytes); using the default %s", name, shown,
                 ENC_OPT_STRLEN - 1, defv);
         break;
     }
 }
 
-static void enc_parse_row(int i, const char *(*lookup)(const char *, void *), void *ctx)
-{
+/* The value of row i's variable or, if that is unset, of its old name (with
+ * a warning naming both); *name: the variable it came from. */
+static const char *enc_lookup_row(int i, const char *(*lookup)(const char *, void *), void *ctx, const char **name) {
+    const char *env = enc_option_table[i].env;
+    const char *value = lookup ? lookup(env, ctx) : NULL;
+    *name = env;
+    for (size_t k = 0; k < ENC_OPT_NALIASES && lookup; k++) {
+        const struct enc_opt_alias *a = &enc_opt_aliases[k];
+        const char *old = strcmp(a->env, env) == 0 ? lookup(a->old_env, ctx) : NULL;
+        if (old == NULL || old[0] == '\0') continue;
+        if (value != NULL && value[0] != '\0') {
+            enc_log(ENC_LOG_WARN, "%s is the deprecated name of %s; both are set, so %s is ignored", a->old_env, env,
+                    a->old_env);
+        } else {
+            enc_log(ENC_LOG_WARN, "%s is deprecated; it is now called %s (its value is used)", a->old_env, env);
+            value = old;
+            *name = a->old_env;
+        }
+    }
+    return value;
+}
+
+static void enc_parse_row(int i, const char *(*lookup)(const char *, void *), void *ctx) {
     const enc_option_desc *d = &enc_option_table[i];
     enc_set_default(i);
-    const char *value = lookup ? lookup(d->env, ctx) : NULL;
-    if (value == NULL || value[0] == '\0')
-        return; /* unset or empty: the default, silently */
+    const char *name;
+    const char *value = enc_lookup_row(i, lookup, ctx, &name);
+    if (value == NULL || value[0] == '\0') return; /* unset or empty: the default, silently */
     int64_t v = 0;
     int rc = enc_parse_value(i, value, &v);
     if (rc != 0) {
         enc_opt_src[i] = ENC_OPT_FROM_BAD_ENV;
-        enc_warn_bad(i, value, rc);
+        enc_warn_bad(i, name, value, rc);
         return;
     }
     enc_opt_src[i] = ENC_OPT_FROM_ENV;
@@ -406,34 +383,29 @@ static void enc_parse_row(int i, const char *(*lookup)(const char *, void *), vo
     }
 }
 
-static int enc_row_of(const char *field)
-{
+static int enc_row_of(const char *field) {
     for (int i = 0; i < ENC_OPT_N; i++)
-        if (strcmp(enc_option_table[i].field, field) == 0)
-            return i;
+        if (strcmp(enc_option_table[i].field, field) == 0) return i;
     return -1;
 }
 
-void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void *ctx)
-{
+void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void *ctx) {
     /* The log level first, so that it governs the warnings of the others. */
     for (int i = 0; i < ENC_OPT_N; i++)
-        if (enc_option_table[i].type == ENC_OPT_LEVEL)
-            enc_parse_row(i, lookup, ctx);
+        if (enc_option_table[i].type == ENC_OPT_LEVEL) enc_parse_row(i, lookup, ctx);
     enc_log_threshold = enc_opt.log_level;
     for (int i = 0; i < ENC_OPT_N; i++)
-        if (enc_option_table[i].type != ENC_OPT_LEVEL)
-            enc_parse_row(i, lookup, ctx);
+        if (enc_option_table[i].type != ENC_OPT_LEVEL) enc_parse_row(i, lookup, ctx);
 
-    /* Cross-option rule: a chunk cannot be shorter than its minimum. */
-    if (enc_opt.min_chunk > enc_opt.max_chunk) {
-        int r = enc_row_of("min_chunk");
-        enc_log(ENC_LOG_WARN, "ENCORE_MIN_CHUNK=%lld is larger than ENCORE_MAX_CHUNK=%lld; using the default %s",
-                (long long)enc_opt.min_chunk, (long long)enc_opt.max_chunk, enc_option_table[r].def);
+    /* Cross-option rule: the shortest sequence worth a graph cannot be longer than the longest. */
+    if (enc_opt.min_sequence > enc_opt.max_sequence) {
+        int r = enc_row_of("min_sequence");
+        enc_log(ENC_LOG_WARN, "%s=%lld is larger than %s=%lld; using the default %s", enc_option_table[r].env,
+                (long long)enc_opt.min_sequence, enc_option_table[enc_row_of("max_sequence")].env,
+                (long long)enc_opt.max_sequence, enc_option_table[r].def);
         enc_set_default(r);
         enc_opt_src[r] = ENC_OPT_FROM_BAD_ENV;
-        if (enc_opt.min_chunk > enc_opt.max_chunk)
-            enc_opt.min_chunk = enc_opt.max_chunk;
+        if (enc_opt.min_sequence > enc_opt.max_sequence) enc_opt.min_sequence = enc_opt.max_sequence;
     }
 }
 
@@ -441,31 +413,22 @@ void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void 
 
 #define ENC_NAME_MAX 64
 
-static int enc_upper(int c)
-{
-    return (c >= 'a' && c <= 'z') ? c - 'a' + 'A' : c;
-}
+static int enc_upper(int c) { return (c >= 'a' && c <= 'z') ? c - 'a' + 'A' : c; }
 
 /* Case-insensitive Levenshtein distance of the first ENC_NAME_MAX bytes. */
-static int enc_edit_distance(const char *a, size_t na, const char *b, size_t nb)
-{
+static int enc_edit_distance(const char *a, size_t na, const char *b, size_t nb) {
     int row0[ENC_NAME_MAX + 1], row1[ENC_NAME_MAX + 1];
-    if (na > ENC_NAME_MAX)
-        na = ENC_NAME_MAX;
-    if (nb > ENC_NAME_MAX)
-        nb = ENC_NAME_MAX;
+    if (na > ENC_NAME_MAX) na = ENC_NAME_MAX;
+    if (nb > ENC_NAME_MAX) nb = ENC_NAME_MAX;
     int *prev = row0, *cur = row1;
-    for (size_t j = 0; j <= nb; j++)
-        prev[j] = (int)j;
+    for (size_t j = 0; j <= nb; j++) prev[j] = (int)j;
     for (size_t i = 1; i <= na; i++) {
         cur[0] = (int)i;
         for (size_t j = 1; j <= nb; j++) {
             int cost = enc_upper((unsigned char)a[i - 1]) != enc_upper((unsigned char)b[j - 1]);
             int best = prev[j - 1] + cost;
-            if (prev[j] + 1 < best)
-                best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best)
-                best = cur[j - 1] + 1;
+            if (prev[j] + 1 < best) best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
             cur[j] = best;
         }
         int *t = prev;
@@ -476,18 +439,14 @@ static int enc_edit_distance(const char *a, size_t na, const char *b, size_t nb)
 }
 
 /* Case-insensitive: does [h, h+nh) contain [n, n+nn)? */
-static int enc_contains(const char *h, size_t nh, const char *n, size_t nn)
-{
-    if (nn == 0 || nn > nh)
-        return 0;
+static int enc_contains(const char *h, size_t nh, const char *n, size_t nn) {
+    if (nn == 0 || nn > nh) return 0;
     for (size_t i = 0; i + nn <= nh; i++)
-        if (strncasecmp(h + i, n, nn) == 0)
-            return 1;
+        if (strncasecmp(h + i, n, nn) == 0) return 1;
     return 0;
 }
 
-static const char *enc_closest_name(const char *name, size_t n)
-{
+static const char *enc_closest_name(const char *name, size_t n) {
     const char *best = NULL;
     int best_d = 1 << 30;
     const size_t pre = 7; /* "ENCORE_" */
@@ -502,10 +461,8 @@ static const char *enc_closest_name(const char *name, size_t n)
     }
     size_t tail = n > pre ? n - pre : 0;
     int limit = (int)(tail / 3);
-    if (limit < 2)
-        limit = 2;
-    if (best && best_d <= limit)
-        return best;
+    if (limit < 2) limit = 2;
+    if (best && best_d <= limit) return best;
     /* ENCORE_DEADLINE -> ENCORE_FLUSH_DEADLINE: the tail is part of a name. */
     if (tail >= 4) {
         for (int i = 0; i < ENC_OPT_N; i++) {
@@ -519,24 +476,22 @@ static const char *enc_closest_name(const char *name, size_t n)
     return NULL;
 }
 
-int enc_options_check_environ(char *const *envp)
-{
+int enc_options_check_environ(char *const *envp) {
     int unknown = 0;
-    if (!envp)
-        return 0;
+    if (!envp) return 0;
     for (char *const *p = envp; *p; p++) {
         const char *ent = *p;
         const char *eq = strchr(ent, '=');
         size_t n = eq ? (size_t)(eq - ent) : strlen(ent);
-        if (n < 6 || strncasecmp(ent, "ENCORE", 6) != 0 || (n > 6 && ent[6] != '_'))
-            continue;
+        if (n < 6 || strncasecmp(ent, "ENCORE", 6) != 0 || (n > 6 && ent[6] != '_')) continue;
         int known = 0;
         for (int i = 0; i < ENC_OPT_N && !known; i++)
             known = strlen(enc_option_table[i].env) == n && strncmp(enc_option_table[i].env, ent, n) == 0;
         for (size_t k = 0; k < sizeof enc_opt_foreign / sizeof enc_opt_foreign[0] && !known; k++)
             known = strlen(enc_opt_foreign[k]) == n && strncmp(enc_opt_foreign[k], ent, n) == 0;
-        if (known)
-            continue;
+        for (size_t k = 0; k < ENC_OPT_NALIASES && !known; k++)
+            known = strlen(enc_opt_aliases[k].old_env) == n && strncmp(enc_opt_aliases[k].old_env, ent, n) == 0;
+        if (known) continue;
         unknown++;
         char shown[80];
         char name[ENC_NAME_MAX + 1];
@@ -555,19 +510,16 @@ int enc_options_check_environ(char *const *envp)
 
 /* ---- start-up ------------------------------------------------------------------ */
 
-static const char *enc_getenv_lookup(const char *name, void *ctx)
-{
+static const char *enc_getenv_lookup(const char *name, void *ctx) {
     (void)ctx;
     return getenv(name);
 }
 
-static int enc_opt_state;   /* 0 not parsed, 1 parsing, 2 done */
-static int enc_opt_parser;  /* thread id of the parsing thread */
+static int enc_opt_state;  /* 0 not parsed, 1 parsing, 2 done */
+static int enc_opt_parser; /* thread id of the parsing thread */
 
-void enc_options_init(void)
-{
-    if (__atomic_load_n(&enc_opt_state, __ATOMIC_ACQUIRE) == 2)
-        return;
+void enc_options_init(void) {
+    if (__atomic_load_n(&enc_opt_state, __ATOMIC_ACQUIRE) == 2) return;
     int self = (int)syscall(SYS_gettid);
     int expected = 0;
     if (__atomic_compare_exchange_n(&enc_opt_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -581,31 +533,21 @@ void enc_options_init(void)
     }
     if (__atomic_load_n(&enc_opt_parser, __ATOMIC_RELAXED) == self)
         return; /* re-entered from the parsing thread: defaults/partial values */
-    while (__atomic_load_n(&enc_opt_state, __ATOMIC_ACQUIRE) != 2)
-        sched_yield();
+    while (__atomic_load_n(&enc_opt_state, __ATOMIC_ACQUIRE) != 2) sched_yield();
 }
 
-void enc_options_print(void)
-{
+void enc_options_print(void) {
     char val[ENC_OPT_STRLEN + 64], note[64];
     enc_log_plain("effective configuration (ENCORE_PRINT_CONFIG=1):");
     for (int i = 0; i < ENC_OPT_N; i++) {
         const enc_option_desc *d = &enc_option_table[i];
         int n = snprintf(val, sizeof val, "%s=", d->env);
-        if (n < 0)
-            n = 0;
-        if ((size_t)n < sizeof val)
-            enc_option_format(i, val + n, sizeof val - (size_t)n);
+        if (n < 0) n = 0;
+        if ((size_t)n < sizeof val) enc_option_format(i, val + n, sizeof val - (size_t)n);
         switch (enc_opt_src[i]) {
-        case ENC_OPT_FROM_ENV:
-            snprintf(note, sizeof note, " (set; default %s)", d->def[0] ? d->def : "\"\"");
-            break;
-        case ENC_OPT_FROM_BAD_ENV:
-            snprintf(note, sizeof note, " (bad value ignored)");
-            break;
-        default:
-            note[0] = '\0';
-            break;
+        case ENC_OPT_FROM_ENV: snprintf(note, sizeof note, " (set; default %s)", d->def[0] ? d->def : "\"\""); break;
+        case ENC_OPT_FROM_BAD_ENV: snprintf(note, sizeof note, " (bad value ignored)"); break;
+        default: note[0] = '\0'; break;
         }
         enc_log_plain("  %-32s # %s%s", val, d->help, note);
     }

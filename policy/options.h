@@ -5,7 +5,8 @@
  * options.c parses every row once at start-up, validates it, warns about bad
  * values (naming the variable, the value and the default used) and prints the
  * effective configuration on request. README's options table is checked
- * against this table by a test. */
+ * against this table by a test. The two sequence lengths' old variable names
+ * (ENCORE_MAX_CHUNK, ENCORE_MIN_CHUNK) still work, with a warning. */
 #ifndef ENCORE_OPTIONS_H
 #define ENCORE_OPTIONS_H
 
@@ -22,12 +23,14 @@ enum enc_opt_type {
 
 #define ENC_OPT_STRLEN 512
 
+/* One row per line, in columns (clang-format leaves the table alone). */
+/* clang-format off */
 /*  X(field,          env name,                   type,             default,  min, max,      help) */
 #define ENC_OPTIONS(X)                                                                                   \
     X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 makes encore a pure pass-through") \
     X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "2",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
-    X(max_chunk,      "ENCORE_MAX_CHUNK",         ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into chunks") \
-    X(min_chunk,      "ENCORE_MIN_CHUNK",         ENC_OPT_INT,      "2",      1, 4096,        "shortest launch sequence worth a graph") \
+    X(max_sequence,     "ENCORE_MAX_SEQUENCE",      ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into several sequences (old name: ENCORE_MAX_CHUNK)") \
+    X(min_sequence,     "ENCORE_MIN_SEQUENCE",      ENC_OPT_INT,      "2",      1, 4096,        "shortest launch sequence worth a graph (old name: ENCORE_MIN_CHUNK)") \
     X(max_graphs,     "ENCORE_MAX_GRAPHS",        ENC_OPT_INT,      "1024",   1, 1000000,     "graphs kept at most; the least recently used is evicted") \
     X(flush_deadline, "ENCORE_FLUSH_DEADLINE",    ENC_OPT_DURATION, "200us",  1, 10000000,    "held launches are issued after this long even if no CUDA call comes") \
     X(patch,          "ENCORE_PATCH",             ENC_OPT_BOOL,     "0",      0, 1,           "experimental: when only some launches of a captured sequence come with other arguments, patch those into the graph and replay it instead of running the sequence eagerly") \
@@ -41,6 +44,7 @@ enum enc_opt_type {
     X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
     X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)") \
     X(wrap_pass,      "ENCORE_WRAP_PASS",         ENC_OPT_BOOL,     "0",      0, 1,           "also wrap pure pass-through entry points (queries, context switches) so ENCORE_STATS counts them; by default cuGetProcAddress and dlsym hand out the driver's own pointers for these")
+/* clang-format on */
 
 typedef struct enc_options {
 #define ENC_OPT_FIELD(field, env, type, def, min, max, help) ENC_OPT_FIELD_##type(field)
@@ -77,7 +81,7 @@ typedef struct enc_option_desc {
     const char *def;
     int64_t min, max;
     const char *help;
-    size_t offset;        /* offsetof(enc_options, field) */
+    size_t offset; /* offsetof(enc_options, field) */
 } enc_option_desc;
 extern const enc_option_desc enc_option_table[];
 extern const int enc_option_count;

@@ -1,5 +1,5 @@
 /* An iteration of 1000 launches, each with its own arguments, repeated. With
- * ENCORE_MAX_CHUNK=64 encore must cut it into chunks of at most 64 launches
+ * ENCORE_MAX_SEQUENCE=64 encore must cut it into sequences of at most 64 launches
  * (at least 16 different graphs) and replay those.
  *
  *   prog_chunking [iterations (default 12)] [launches per iteration (default 1000)] */

@@ -295,7 +295,7 @@ ZERO_SUMMARY = {
     "launches_seen": 0, "launches_replayed": 0, "launches_eager": 0, "graphs_captured": 0, "graph_launches": 0, "graph_launches_patched": 0,
     "graphs_evicted": 0, "capture_failures": 0, "divergences": 0, "disabled": 0,
     "divergences_by_kind": {k: 0 for k in ("kernel", "config", "args", "short")},
-    "flushes": {k: 0 for k in ("stream_call", "all_call", "legacy_order", "deadline", "chunk_end", "capture",
+    "flushes": {k: 0 for k in ("stream_call", "all_call", "legacy_order", "deadline", "sequence_full", "capture",
                                "opaque_launch", "exit")},
     "flushes_by_call": {},
     "calls": {k: 0 for k in ("pass", "launch", "flush_stream", "flush_all")},

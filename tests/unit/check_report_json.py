@@ -35,7 +35,7 @@ DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "co
               "arguments differed": "args", "ended early": "short"}
 FLUSH_LABELS = {"call on the same stream": "stream_call", "device-wide call": "all_call",
                 "legacy default stream order": "legacy_order", "deadline passed": "deadline",
-                "chunk full (ENCORE_MAX_CHUNK)": "chunk_end", "program began a capture": "capture",
+                "sequence full (ENCORE_MAX_SEQUENCE)": "sequence_full", "program began a capture": "capture",
                 "launch without parameter info": "opaque_launch", "process exit": "exit"}
 CALL_LABELS = {"pass (straight through)": "pass", "launch": "launch", "flush-stream": "flush_stream",
                "flush-all": "flush_all"}

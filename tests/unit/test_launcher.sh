@@ -43,7 +43,7 @@ has() { grep -qxF -- "$2" <<<"$1"; }
 # --- help and usage errors ----------------------------------------------------------
 run -- --help
 missing=""
-for f in --off --min-repeats --max-chunk --min-chunk --max-graphs --deadline --include --exclude --report \
+for f in --off --min-repeats --max-sequence --min-sequence --max-graphs --deadline --include --exclude --report \
          --report-file --log --log-level --print-config --stats --lib --help Examples ENCORE_BUILD_DIR; do
     grep -q -- "$f" <<<"$out" || missing="$missing $f"
 done
@@ -164,8 +164,8 @@ flag_case() { # flag_case "FLAGS..." "VAR=VALUE" [more VAR=VALUE]
 }
 flag_case "--off" "ENCORE=0"
 flag_case "--min-repeats 5" "ENCORE_MIN_REPEATS=5"
-flag_case "--max-chunk 64" "ENCORE_MAX_CHUNK=64"
-flag_case "--min-chunk 3" "ENCORE_MIN_CHUNK=3"
+flag_case "--max-sequence 64" "ENCORE_MAX_SEQUENCE=64"
+flag_case "--min-sequence 3" "ENCORE_MIN_SEQUENCE=3"
 flag_case "--max-graphs 16" "ENCORE_MAX_GRAPHS=16"
 flag_case "--deadline 2ms" "ENCORE_FLUSH_DEADLINE=2ms"
 flag_case "--include gemm*,relu*" "ENCORE_INCLUDE=gemm*,relu*"
@@ -177,6 +177,14 @@ flag_case "--log-level debug" "ENCORE_LOG_LEVEL=debug"
 flag_case "--print-config" "ENCORE_PRINT_CONFIG=1"
 flag_case "--stats" "ENCORE_STATS=1"
 flag_case "--min-repeats=7 --deadline=1s --log=x.jsonl" "ENCORE_MIN_REPEATS=7" "ENCORE_FLUSH_DEADLINE=1s" "ENCORE_LOG=x.jsonl"
+
+run -- --lib "$lib" --max-chunk 64 --min-chunk=3 -- env
+check "launcher: the deprecated --max-chunk and --min-chunk set the new variables, one warning each naming both" \
+    "$(has "$out" "ENCORE_MAX_SEQUENCE=64" && has "$out" "ENCORE_MIN_SEQUENCE=3" &&
+       [ "$(grep -c "is deprecated" <<<"$out")" -eq 2 ] &&
+       has "$out" "encore: --max-chunk is deprecated; it is now called --max-sequence" &&
+       has "$out" "encore: --min-chunk is deprecated; it is now called --min-sequence" &&
+       ! grep -q CHUNK <<<"$out"; echo $?)" "$out"
 
 run -- --lib "$lib" --include "a b,c" -- env
 check "launcher: values with spaces are kept whole" "$(has "$out" "ENCORE_INCLUDE=a b,c"; echo $?)" "$out"

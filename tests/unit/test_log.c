@@ -1,23 +1,35 @@
 /* Unit tests of base/log.c: prefix, level words, threshold, once-only
- * warnings, truncation, whole lines under concurrency, forwarding of warnings
- * to the JSON log (a fake enc_report_event_warning here) without recursion. */
+ * warnings, truncation, whole lines under concurrency, warnings kept until a
+ * sink is registered, forwarding of warnings to the sink (a fake here; the
+ * JSON log's in the library) without recursion. */
 #include "base/log.h"
 #include "testhelper.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 
-/* Stands in for core/report.c's sink. It logs a warning itself, which must
+/* Stands in for the JSON log's sink. It logs a warning itself, which must
  * not come back here. */
 static int forwarded, sink_nests;
 static char last_forwarded[2048];
-void enc_report_event_warning(const char *msg);
-void enc_report_event_warning(const char *msg)
+static void fake_sink(const char *msg)
 {
     forwarded++;
     snprintf(last_forwarded, sizeof last_forwarded, "%s", msg);
     if (sink_nests)
         enc_log(ENC_LOG_WARN, "nested warning from the sink");
+}
+
+static char kept[16][64];
+static double kept_time[16];
+static int kept_n;
+static void collect_kept(double t, const char *msg, void *ctx)
+{
+    (void)ctx;
+    if (kept_n < 16) {
+        kept_time[kept_n] = t;
+        snprintf(kept[kept_n++], sizeof kept[0], "%s", msg);
+    }
 }
 
 static int once_shared;
@@ -47,12 +59,32 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_log_fd(), 2);
     }
 
+    TEST("log: warnings before a sink is registered are kept, the first 8, each taken once") {
+        th_capture_begin();
+        for (int i = 0; i < 10; i++)
+            enc_log(ENC_LOG_WARN, "early %d", i);
+        enc_log(ENC_LOG_INFO, "info is not kept");
+        th_capture_end();
+        EXPECT(enc_log_any_kept());
+        kept_n = 0;
+        unsigned dropped = enc_log_take_kept(collect_kept, NULL);
+        EXPECT_EQ_INT(kept_n, ENC_LOG_KEPT);
+        EXPECT_STR_EQ(kept[0], "early 0");
+        EXPECT_STR_EQ(kept[7], "early 7");
+        EXPECT(kept_time[0] > 1e9 && kept_time[7] >= kept_time[0]);
+        EXPECT_EQ_INT(dropped, 2);
+        EXPECT_EQ_INT(enc_log_take_kept(collect_kept, NULL), 0); /* told once */
+        EXPECT_EQ_INT(kept_n, ENC_LOG_KEPT);                      /* taken once */
+    }
+
+    enc_log_set_warning_sink(fake_sink);
+
     TEST("log: every line has the encore: prefix and one newline") {
         th_capture_begin();
         enc_log(ENC_LOG_WARN, "hello %d", 42);
         enc_log(ENC_LOG_ERROR, "already has a newline\n");
         enc_log(ENC_LOG_WARN, "two newlines\n\n");
-        ENC_WARN("via macro %s", "x");
+        enc_log(ENC_LOG_WARN, "via macro %s", "x");
         const char *out = th_capture_end();
         EXPECT_STR_EQ(out, "encore: hello 42\nencore: already has a newline\nencore: two newlines\nencore: via macro x\n");
     }
@@ -74,7 +106,7 @@ int main(int argc, char **argv)
         enc_log(ENC_LOG_INFO, "info");
         enc_log(ENC_LOG_DEBUG, "debug");
         ENC_DEBUG("debug");
-        ENC_INFO("info");
+        enc_log(ENC_LOG_INFO, "info");
         enc_log(ENC_LOG_TRACE, "trace");
         const char *out = th_capture_end();
         EXPECT_STR_EQ(out, "");

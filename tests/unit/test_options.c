@@ -1,11 +1,12 @@
 /* Unit tests of policy/options.c: every row parsed from good and bad values,
  * bool spellings, durations with units, log levels, unknown ENCORE_* names,
- * the configuration listing and thread-safe initialisation. */
+ * deprecated names, the configuration listing and thread-safe initialisation. */
 #include "policy/options.h"
 #include "base/log.h"
 #include "testhelper.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 /* ---- a fake environment ---------------------------------------------------- */
@@ -69,9 +70,9 @@ static const struct good goods[] = {
     {"ENCORE_MIN_REPEATS", "1000000", 1000000, NULL},
     {"ENCORE_MIN_REPEATS", " 7 ", 7, NULL},
     {"ENCORE_MIN_REPEATS", "+3", 3, NULL},
-    {"ENCORE_MAX_CHUNK", "64", 64, NULL},
-    {"ENCORE_MAX_CHUNK", "4096", 4096, NULL},
-    {"ENCORE_MIN_CHUNK", "3", 3, NULL},
+    {"ENCORE_MAX_SEQUENCE", "64", 64, NULL},
+    {"ENCORE_MAX_SEQUENCE", "4096", 4096, NULL},
+    {"ENCORE_MIN_SEQUENCE", "3", 3, NULL},
     {"ENCORE_MAX_GRAPHS", "16", 16, NULL},
     {"ENCORE_FLUSH_DEADLINE", "500", 500, NULL},
     {"ENCORE_FLUSH_DEADLINE", "2ms", 2000, NULL},
@@ -100,9 +101,9 @@ static const struct bad bads[] = {
     {"ENCORE_MIN_REPEATS", "3x", "ENCORE_MIN_REPEATS=3x is not a valid integer"},
     {"ENCORE_MIN_REPEATS", "99999999999999999999999", "is not a valid integer"},
     {"ENCORE_MIN_REPEATS", "-1", "ENCORE_MIN_REPEATS=-1 is out of range"},
-    {"ENCORE_MAX_CHUNK", "1", "ENCORE_MAX_CHUNK=1 is out of range (2..4096); using the default 128"},
-    {"ENCORE_MAX_CHUNK", "lots", "ENCORE_MAX_CHUNK=lots is not a valid integer (2..4096); using the default 128"},
-    {"ENCORE_MIN_CHUNK", "0", "ENCORE_MIN_CHUNK=0 is out of range (1..4096); using the default 2"},
+    {"ENCORE_MAX_SEQUENCE", "1", "ENCORE_MAX_SEQUENCE=1 is out of range (2..4096); using the default 128"},
+    {"ENCORE_MAX_SEQUENCE", "lots", "ENCORE_MAX_SEQUENCE=lots is not a valid integer (2..4096); using the default 128"},
+    {"ENCORE_MIN_SEQUENCE", "0", "ENCORE_MIN_SEQUENCE=0 is out of range (1..4096); using the default 2"},
     {"ENCORE_MAX_GRAPHS", "1.5", "ENCORE_MAX_GRAPHS=1.5 is not a valid integer (1..1000000); using the default 1024"},
     {"ENCORE_FLUSH_DEADLINE", "fast", "ENCORE_FLUSH_DEADLINE=fast is not a valid duration (1us..10s"},
     {"ENCORE_FLUSH_DEADLINE", "0", "ENCORE_FLUSH_DEADLINE=0 is out of range (1us..10s); using the default 200us"},
@@ -138,8 +139,8 @@ int main(int argc, char **argv)
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
         EXPECT_EQ_INT(enc_opt.min_repeats, 2);
-        EXPECT_EQ_INT(enc_opt.max_chunk, 128);
-        EXPECT_EQ_INT(enc_opt.min_chunk, 2);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 128);
+        EXPECT_EQ_INT(enc_opt.min_sequence, 2);
         EXPECT_EQ_INT(enc_opt.max_graphs, 1024);
         EXPECT_EQ_INT(enc_opt.flush_deadline, 200);
         EXPECT_STR_EQ(enc_opt.include, "");
@@ -208,12 +209,12 @@ int main(int argc, char **argv)
     }
 
     TEST("options: several bad values give one warning each, good ones still apply") {
-        const char *out = parse_with("ENCORE_MIN_REPEATS", "x", "ENCORE_MAX_CHUNK", "0", "ENCORE_MAX_GRAPHS", "8",
+        const char *out = parse_with("ENCORE_MIN_REPEATS", "x", "ENCORE_MAX_SEQUENCE", "0", "ENCORE_MAX_GRAPHS", "8",
                                      "ENCORE_REPORT", "2", NULL);
         EXPECT_EQ_INT(th_count_lines(out), 3);
         EXPECT_EQ_INT(enc_opt.max_graphs, 8);
         EXPECT_EQ_INT(enc_opt.min_repeats, 2);
-        EXPECT_EQ_INT(enc_opt.max_chunk, 128);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 128);
         EXPECT_EQ_INT(enc_opt.report, 0);
     }
 
@@ -310,11 +311,44 @@ int main(int argc, char **argv)
         EXPECT_STR_LACKS(out, "\x1b");
     }
 
-    TEST("options: ENCORE_MIN_CHUNK larger than ENCORE_MAX_CHUNK falls back") {
-        const char *out = parse_with("ENCORE_MIN_CHUNK", "300", "ENCORE_MAX_CHUNK", "100", NULL);
-        EXPECT_STR_CONTAINS(out, "ENCORE_MIN_CHUNK=300 is larger than ENCORE_MAX_CHUNK=100; using the default 2");
-        EXPECT_EQ_INT(enc_opt.min_chunk, 2);
-        EXPECT_EQ_INT(enc_opt.max_chunk, 100);
+    TEST("options: ENCORE_MIN_SEQUENCE larger than ENCORE_MAX_SEQUENCE falls back") {
+        const char *out = parse_with("ENCORE_MIN_SEQUENCE", "300", "ENCORE_MAX_SEQUENCE", "100", NULL);
+        EXPECT_STR_CONTAINS(out, "ENCORE_MIN_SEQUENCE=300 is larger than ENCORE_MAX_SEQUENCE=100; using the default 2");
+        EXPECT_EQ_INT(enc_opt.min_sequence, 2);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 100);
+    }
+
+    TEST("options: a deprecated name still sets its option, with one warning naming both") {
+        const char *out = parse_with("ENCORE_MAX_CHUNK", "64", "ENCORE_MIN_CHUNK", "4", NULL);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 64);
+        EXPECT_EQ_INT(enc_opt.min_sequence, 4);
+        EXPECT(enc_option_source(row_of("ENCORE_MAX_SEQUENCE")) == ENC_OPT_FROM_ENV);
+        EXPECT_EQ_INT(th_count_lines(out), 2);
+        EXPECT_STR_CONTAINS(out, "encore: ENCORE_MAX_CHUNK is deprecated; it is now called ENCORE_MAX_SEQUENCE (its value is used)\n");
+        EXPECT_STR_CONTAINS(out, "encore: ENCORE_MIN_CHUNK is deprecated; it is now called ENCORE_MIN_SEQUENCE (its value is used)\n");
+    }
+
+    TEST("options: with both names set, the new one wins and the old one is named as ignored") {
+        const char *out = parse_with("ENCORE_MAX_CHUNK", "64", "ENCORE_MAX_SEQUENCE", "32", NULL);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 32);
+        EXPECT_STR_EQ(out, "encore: ENCORE_MAX_CHUNK is the deprecated name of ENCORE_MAX_SEQUENCE; both are set, so "
+                           "ENCORE_MAX_CHUNK is ignored\n");
+    }
+
+    TEST("options: a bad value under a deprecated name is reported under that name") {
+        const char *out = parse_with("ENCORE_MAX_CHUNK", "1", NULL);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 128);
+        EXPECT_STR_CONTAINS(out, "encore: ENCORE_MAX_CHUNK=1 is out of range (2..4096); using the default 128\n");
+        parse_with(NULL);
+    }
+
+    TEST("options: deprecated names are not reported as unknown") {
+        char *env[] = {"ENCORE_MAX_CHUNK=64", "ENCORE_MIN_CHUNK=2", "ENCORE_MAX_SEQUENCE=64", NULL};
+        th_capture_begin();
+        int n = enc_options_check_environ(env);
+        const char *out = th_capture_end();
+        EXPECT_EQ_INT(n, 0);
+        EXPECT_STR_EQ(out, "");
     }
 
     TEST("options: unknown ENCORE_ names warn with the closest name") {
@@ -340,7 +374,7 @@ int main(int argc, char **argv)
     }
 
     TEST("options: print lists every variable with its value and help") {
-        parse_with("ENCORE_MIN_REPEATS", "5", "ENCORE_FLUSH_DEADLINE", "3000", "ENCORE_MAX_CHUNK", "zz", NULL);
+        parse_with("ENCORE_MIN_REPEATS", "5", "ENCORE_FLUSH_DEADLINE", "3000", "ENCORE_MAX_SEQUENCE", "zz", NULL);
         th_capture_begin();
         enc_options_print();
         const char *out = th_capture_end();
@@ -355,7 +389,7 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(out, "ENCORE_MIN_REPEATS=5 ");
         EXPECT_STR_CONTAINS(out, "(set; default 2)");
         EXPECT_STR_CONTAINS(out, "ENCORE_FLUSH_DEADLINE=3ms ");
-        EXPECT_STR_CONTAINS(out, "ENCORE_MAX_CHUNK=128 ");
+        EXPECT_STR_CONTAINS(out, "ENCORE_MAX_SEQUENCE=128 ");
         EXPECT_STR_CONTAINS(out, "(bad value ignored)");
         EXPECT_STR_CONTAINS(out, "ENCORE_LOG_LEVEL=warn ");
         /* printed even when the log level is error */

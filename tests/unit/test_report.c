@@ -1,6 +1,7 @@
-/* Unit tests of core/report.c against a fake stats provider (core/stats.c
- * belongs to the engine): the table, the JSON summary, JSON-log events,
- * escaping, rate limiting, the exit path, forked children.
+/* Unit tests of the report (core/report.c, report_table.c, eventlog.c)
+ * against a fake stats provider (core/stats.c belongs to the engine): the
+ * table, the JSON summary, JSON-log events, escaping, rate limiting, the exit
+ * path, forked children.
  *
  * `test_report` runs the behaviours; `test_report --emit DIR` writes
  * DIR/table.txt, DIR/summary.json and DIR/events.jsonl for
@@ -265,6 +266,32 @@ static void scenario_events(void)
     EXPECT_STR_CONTAINS(out, "op<\\\"quoted\\\"\\\\back\\tslash\\nnewline\\u0001\\u007f bad\\ufffd\\ufffd utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac");
 }
 
+/* More warnings before the log opens than are kept: the first 8, then a count. */
+static void scenario_many_early_warnings(void)
+{
+    set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
+    th_capture_begin();
+    for (int i = 0; i < 6; i++)
+        enc_log(ENC_LOG_WARN, "before init %d", i);
+    enc_report_init();
+    for (int i = 0; i < 5; i++)
+        enc_log(ENC_LOG_WARN, "after init %d", i);
+    enc_report_event_evict(1, 1);
+    enc_report_event_evict(2, 2); /* the count is told once */
+    th_capture_end();
+    const char *out = read_file(log_path);
+    EXPECT(out != NULL);
+    if (!out)
+        return;
+    EXPECT_EQ_INT(th_count(out, "\"event\":\"warning\""), 9);
+    EXPECT_STR_CONTAINS(out, "\"message\":\"before init 0\"");
+    EXPECT_STR_CONTAINS(out, "\"message\":\"after init 1\"");
+    EXPECT_STR_LACKS(out, "after init 2");
+    EXPECT_STR_CONTAINS(out, "\"message\":\"3 more warnings from before the log opened were not kept\"");
+    const char *first = strstr(out, "before init 0"), *start = strstr(out, "\"event\":\"start\"");
+    EXPECT(first && start && start < first);
+}
+
 static void scenario_rate_limit(void)
 {
     set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
@@ -483,7 +510,7 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(t, "held launches issued (flushes)             4,087\n");
         EXPECT_STR_CONTAINS(t, "call on the same stream                  4,000   97.9%\n");
         EXPECT_STR_CONTAINS(t, "deadline passed                              9    0.2%\n");
-        EXPECT_STR_LACKS(t, "chunk full"); /* zero reasons are left out */
+        EXPECT_STR_LACKS(t, "sequence full"); /* zero reasons are left out */
         EXPECT_STR_CONTAINS(t, "0.82 us  (average of 150,000 sampled launches)");
         EXPECT_STR_LACKS(t, "hook calls by class");
         EXPECT_STR_CONTAINS(t, "\n\n  note: some captures failed");
@@ -587,7 +614,7 @@ int main(int argc, char **argv)
             "\"launches_eager\":34567,", "\"replay_pct\":97.2,", "\"graphs_captured\":14,",
             "\"graph_launches\":50000,", "\"graphs_evicted\":3,", "\"capture_failures\":1,", "\"divergences\":310,",
             "\"divergences_by_kind\":{\"kernel\":290,\"config\":7,\"args\":11,\"short\":2}",
-            "\"flushes\":{\"stream_call\":4000,\"all_call\":77,\"legacy_order\":0,\"deadline\":9,\"chunk_end\":0,"
+            "\"flushes\":{\"stream_call\":4000,\"all_call\":77,\"legacy_order\":0,\"deadline\":9,\"sequence_full\":0,"
             "\"capture\":0,\"opaque_launch\":0,\"exit\":1}",
             "\"calls\":{\"pass\":5000,\"launch\":1234567,\"flush_stream\":4321,\"flush_all\":77}",
             "\"disabled\":0,",
@@ -649,6 +676,12 @@ int main(int argc, char **argv)
         snprintf(log_path, sizeof log_path, "%s/events.jsonl", tmpdir);
         snprintf(log_tmpl, sizeof log_tmpl, "%s", log_path);
         EXPECT_EQ_INT(in_child(scenario_events), 0);
+    }
+
+    TEST("jsonlog: of the warnings from before the log opened, 8 are kept and the rest counted once") {
+        snprintf(log_path, sizeof log_path, "%s/early.jsonl", tmpdir);
+        snprintf(log_tmpl, sizeof log_tmpl, "%s", log_path);
+        EXPECT_EQ_INT(in_child(scenario_many_early_warnings), 0);
     }
 
     TEST("jsonlog: divergences: first few of each kind, then one a second with a count") {

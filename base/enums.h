@@ -1,0 +1,41 @@
+/* encore: the enumerations every layer shares.
+ *
+ * The class of a driver entry point (policy/entry_class.h assigns them), why
+ * held launches were issued, and what made a held sequence diverge. They sit
+ * at the bottom so that policy/ needs nothing above base/, and core/stats.h,
+ * the engine and the report all name the same values. */
+#ifndef ENCORE_ENUMS_H
+#define ENCORE_ENUMS_H
+
+/* Hook classes (policy/entry_class.h has the table that assigns them). */
+enum enc_class {
+    ENC_CLASS_PASS = 0,     /* pure query: straight through */
+    ENC_CLASS_LAUNCH,       /* kernel launch: may be deferred and replayed */
+    ENC_CLASS_FLUSH_STREAM, /* stream-ordered work or query on one stream */
+    ENC_CLASS_FLUSH_ALL,    /* may observe any stream: device sync, blocking copy, free, unknown */
+    ENC_CLASS_COUNT
+};
+
+/* Why held launches were issued or the open sequence being learnt was cut. */
+enum enc_flush_reason {
+    ENC_FLUSH_STREAM_CALL = 0, /* a flush-stream call on the same stream */
+    ENC_FLUSH_ALL_CALL,        /* a flush-everything call (any thread) */
+    ENC_FLUSH_LEGACY_ORDER,    /* legacy default stream implicit synchronisation */
+    ENC_FLUSH_DEADLINE,        /* the flush deadline passed with launches held */
+    ENC_FLUSH_SEQUENCE_FULL,       /* the open sequence reached ENCORE_MAX_SEQUENCE */
+    ENC_FLUSH_CAPTURE,         /* the program began capturing a stream */
+    ENC_FLUSH_OPAQUE_LAUNCH,   /* a launch encore cannot fingerprint (no parameter info, cooperative) */
+    ENC_FLUSH_EXIT,            /* process exit */
+    ENC_FLUSH_REASON_COUNT
+};
+
+/* What made a held sequence diverge from every graph. */
+enum enc_divergence_kind {
+    ENC_DIV_KERNEL = 0, /* a different kernel came */
+    ENC_DIV_CONFIG,     /* same kernel, other grid/block/shared memory/attributes */
+    ENC_DIV_ARGS,       /* same kernel and configuration, other argument bytes */
+    ENC_DIV_SHORT,      /* a flush point came before the sequence was complete */
+    ENC_DIV_KIND_COUNT
+};
+
+#endif
