@@ -47,13 +47,12 @@ int enc_in_libcuda(const void *addr) {
     return strncmp(base, "libcuda.so", 10) == 0;
 }
 
-#define ENC_RESOLVE(field, name, version)                                                          \
-    do {                                                                                           \
-        void *p_ = NULL;                                                                           \
-        CUdriverProcAddressQueryResult q_;                                                         \
-        if (gpa(name, &p_, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q_) != CUDA_SUCCESS || !p_) \
-            missing = name;                                                                        \
-        memcpy(&enc_drv.field, &p_, sizeof p_);                                                    \
+#define ENC_RESOLVE(field, name, version)                                                                           \
+    do {                                                                                                            \
+        void *p_ = NULL;                                                                                            \
+        CUdriverProcAddressQueryResult q_;                                                                          \
+        if (gpa(name, &p_, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q_) != CUDA_SUCCESS || !p_) missing = name; \
+        memcpy(&enc_drv.field, &p_, sizeof p_);                                                                     \
     } while (0)
 
 int enc_driver_resolve(void) {

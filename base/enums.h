@@ -22,7 +22,7 @@ enum enc_flush_reason {
     ENC_FLUSH_ALL_CALL,        /* a flush-everything call (any thread) */
     ENC_FLUSH_LEGACY_ORDER,    /* legacy default stream implicit synchronisation */
     ENC_FLUSH_DEADLINE,        /* the flush deadline passed with launches held */
-    ENC_FLUSH_SEQUENCE_FULL,       /* the open sequence reached ENCORE_MAX_SEQUENCE */
+    ENC_FLUSH_SEQUENCE_FULL,   /* the open sequence reached ENCORE_MAX_SEQUENCE */
     ENC_FLUSH_CAPTURE,         /* the program began capturing a stream */
     ENC_FLUSH_OPAQUE_LAUNCH,   /* a launch encore cannot fingerprint (no parameter info, cooperative) */
     ENC_FLUSH_EXIT,            /* process exit */

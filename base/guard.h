@@ -28,9 +28,9 @@ static inline int enc_guard_enter(void) {
 
 static inline void enc_guard_restore(const int *was) { enc_tls_guard = *was; }
 
-#define ENC_GUARDED                                                                                         \
-    for (int enc_guard_was_ __attribute__((cleanup(enc_guard_restore), unused)) = enc_guard_enter(),        \
-             enc_guard_once_ = 1;                                                                           \
+#define ENC_GUARDED                                                                                  \
+    for (int enc_guard_was_ __attribute__((cleanup(enc_guard_restore), unused)) = enc_guard_enter(), \
+                                                                       enc_guard_once_ = 1;          \
          enc_guard_once_; enc_guard_once_ = 0)
 
 /* For a thread of encore's own, or the exit handler, that never hands control

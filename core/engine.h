@@ -26,8 +26,8 @@ static inline void enc_core_ensure_init(void) {
 /* A kernel launch from the program, in one of the two shapes. `real` is the
  * driver's function for the exact variant the program called. */
 typedef struct enc_launch {
-    int shape;            /* ENC_SHAPE_LK or ENC_SHAPE_EX */
-    int per_thread;       /* NULL stream means the per-thread default stream */
+    int shape;      /* ENC_SHAPE_LK or ENC_SHAPE_EX */
+    int per_thread; /* NULL stream means the per-thread default stream */
     void *real;
     CUfunction f;
     unsigned grid[3], block[3], smem;

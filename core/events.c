@@ -10,8 +10,8 @@
 #include "core/report.h"
 
 uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint64_t capture_ns, uint64_t instantiate_ns) {
-    uint64_t id = enc_stats_new_seq(len, recs[0].L->name, len > 1 ? recs[1].L->name : NULL,
-                                    len > 2 ? recs[2].L->name : NULL);
+    uint64_t id =
+        enc_stats_new_seq(len, recs[0].L->name, len > 1 ? recs[1].L->name : NULL, len > 2 ? recs[2].L->name : NULL);
     enc_stats_graph_captured();
     enc_report_event_capture(id, len, recs[0].L->name, (double)capture_ns / 1e3, (double)instantiate_ns / 1e3);
     ENC_DEBUG("captured a sequence of %u launches starting with %s", len, recs[0].L->name);
@@ -21,8 +21,7 @@ uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint64_t ca
 void enc_event_capture_failed(const char *what, CUresult r) {
     enc_stats_capture_failed();
     enc_report_event_capture_failure(0, what, (int)r);
-    ENC_WARN_ONCE("capturing a launch sequence failed in %s (CUDA error %d); such sequences run eagerly", what,
-                  (int)r);
+    ENC_WARN_ONCE("capturing a launch sequence failed in %s (CUDA error %d); such sequences run eagerly", what, (int)r);
 }
 
 void enc_event_divergence(enum enc_divergence_kind kind, const enc_layout *expected, const enc_layout *got, int arg,
@@ -31,8 +30,8 @@ void enc_event_divergence(enum enc_divergence_kind kind, const enc_layout *expec
     ENC_TSTAT_ADD(divergences, 1);
     ENC_TSTAT_ADD(divergences_by_kind[kind], 1);
     enc_stats_divergence(kind, expected_name, got_name, arg, pos);
-    enc_div_info d = {.kind = kind, .expected = expected_name, .got = got_name, .arg_index = arg, .position = pos,
-                      .count = 1};
+    enc_div_info d = {
+        .kind = kind, .expected = expected_name, .got = got_name, .arg_index = arg, .position = pos, .count = 1};
     enc_report_event_divergence(&d);
     ENC_DEBUG("divergence (%d) at launch %u: expected %s, got %s, argument %d", (int)kind, pos,
               expected_name ? expected_name : "-", got_name ? got_name : "-", arg);

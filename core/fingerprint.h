@@ -16,8 +16,8 @@
 #endif
 #include <xxhash.h>
 
-static inline uint64_t enc_structural_fp(const void *f, const unsigned grid[3], const unsigned block[3],
-                                         unsigned smem, uint32_t argbytes, uint32_t nattrs) {
+static inline uint64_t enc_structural_fp(const void *f, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                                         uint32_t argbytes, uint32_t nattrs) {
     struct {
         const void *f;
         unsigned dims[7];

@@ -29,16 +29,16 @@
 
 /* ---- constants ---------------------------------------------------------------- */
 
-#define ENC_MAX_PARAMS 256        /* kernel parameters read at most (more: the kernel runs eagerly) */
-#define ENC_MAX_ATTRS 16          /* launch attributes recorded at most (more: the launch runs eagerly) */
-#define ENC_MAX_ARG_BYTES 65536   /* a layout reaching past this is not trusted */
-#define ENC_KERNEL_NAME_MAX 96    /* kernel names are kept (truncated) to this size, NUL included */
-#define ENC_LAYOUT_CAP 16384      /* kernels whose parameter layout is cached (a power of two) */
-#define ENC_MAX_STATES 4096       /* stream states, all threads together */
-#define ENC_CAND_CAP 1024         /* candidates per stream (a power of two) */
-#define ENC_TRIE_ROOT 0           /* the trie node before any launch */
-#define ENC_NO_NODE UINT32_MAX    /* no such trie node */
-#define ENC_SAMPLE_EVERY 61       /* one launch in this many is timed (a prime, see launch.c) */
+#define ENC_MAX_PARAMS 256      /* kernel parameters read at most (more: the kernel runs eagerly) */
+#define ENC_MAX_ATTRS 16        /* launch attributes recorded at most (more: the launch runs eagerly) */
+#define ENC_MAX_ARG_BYTES 65536 /* a layout reaching past this is not trusted */
+#define ENC_KERNEL_NAME_MAX 96  /* kernel names are kept (truncated) to this size, NUL included */
+#define ENC_LAYOUT_CAP 16384    /* kernels whose parameter layout is cached (a power of two) */
+#define ENC_MAX_STATES 4096     /* stream states, all threads together */
+#define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
+#define ENC_TRIE_ROOT 0         /* the trie node before any launch */
+#define ENC_NO_NODE UINT32_MAX  /* no such trie node */
+#define ENC_SAMPLE_EVERY 61     /* one launch in this many is timed (a prime, see launch.c) */
 /* 2^64 / golden ratio: the multiplier that spreads consecutive keys (Fibonacci hashing). */
 #define ENC_GOLDEN_64 0x9e3779b97f4a7c15ULL
 /* Keeps structural candidates (kernels and configurations alone) apart from exact ones. */
@@ -51,12 +51,12 @@ static inline uint64_t enc_now_ns(void) {
 }
 
 /* A driver call that issues GPU work, bracketed by the test-only audit hooks. */
-#define AUDITED(call)                              \
-    ({                                             \
-        if (enc_audit_enter) enc_audit_enter();    \
-        CUresult r__ = (call);                     \
-        if (enc_audit_leave) enc_audit_leave();    \
-        r__;                                       \
+#define AUDITED(call)                           \
+    ({                                          \
+        if (enc_audit_enter) enc_audit_enter(); \
+        CUresult r__ = (call);                  \
+        if (enc_audit_leave) enc_audit_leave(); \
+        r__;                                    \
     })
 
 /* ---- structures ---------------------------------------------------------------- */
@@ -70,7 +70,7 @@ typedef struct enc_layout {
     int is_kernel;     /* the handle is a CUkernel passed as a CUfunction */
     struct enc_layout *retired_next;
     char name[ENC_KERNEL_NAME_MAX];
-    uint32_t off[];    /* nparams offsets, then nparams sizes */
+    uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;
 
 static inline uint32_t enc_layout_size(const enc_layout *L, uint32_t i) { return L->off[L->nparams + i]; }
@@ -89,15 +89,15 @@ typedef struct enc_rec {
 /* A stream's open sequence: its records (recs[n] is the pending one, recorded
  * but not yet part of the sequence) and the arena holding their bytes. */
 typedef struct enc_seq {
-    enc_rec *recs;     /* enc_opt.max_sequence of them */
+    enc_rec *recs; /* enc_opt.max_sequence of them */
     uint32_t n;
     unsigned char *arena;
     size_t arena_used, arena_cap;
-    uint64_t hash;     /* structure and arguments of recs[0..n) */
-    uint64_t shash;    /* their structure alone (learning for patching) */
-    int poisoned;      /* contains a launch that cannot be re-issued */
+    uint64_t hash;  /* structure and arguments of recs[0..n) */
+    uint64_t shash; /* their structure alone (learning for patching) */
+    int poisoned;   /* contains a launch that cannot be re-issued */
     int fully_replayed;
-    uint64_t t0;       /* when it opened */
+    uint64_t t0; /* when it opened */
 } enc_seq;
 
 /* A captured sequence: the records it was captured from, and its graph. */
@@ -107,9 +107,9 @@ typedef struct enc_graph_node {
 } enc_graph_node;
 
 typedef struct enc_graph {
-    uint64_t id;       /* the report's sequence id */
+    uint64_t id; /* the report's sequence id */
     uint32_t len;
-    uint32_t node;     /* the trie node where its sequence ends */
+    uint32_t node; /* the trie node where its sequence ends */
     enc_rec *recs;
     unsigned char *arena;
     CUgraphExec exec;
@@ -150,7 +150,7 @@ typedef struct enc_store {
     uint32_t *child_tab; /* open addressing: node ids, keyed by (parent, sfp) */
     uint32_t child_cap;  /* a power of two, at least twice the nodes */
     int ngraphs;
-    uint64_t use_clock;  /* ticks per launch; a graph's last_used is read off it */
+    uint64_t use_clock; /* ticks per launch; a graph's last_used is read off it */
     enc_candidate cands[ENC_CAND_CAP];
 } enc_store;
 
@@ -163,14 +163,14 @@ typedef struct enc_stream_state {
     int kind;        /* enum enc_stream_kind */
     CUstream handle; /* the program's handle (explicit streams) */
     CUcontext ctx;
-    pid_t owner;     /* per-thread streams: the owning thread */
-    int blocking;    /* synchronises with the legacy stream */
+    pid_t owner;  /* per-thread streams: the owning thread */
+    int blocking; /* synchronises with the legacy stream */
     int needs_init;
-    int dead;        /* its stream was destroyed: the state may be reused */
-    uint32_t gen;    /* bumped when the state stops meaning its stream (thread caches check it) */
+    int dead;     /* its stream was destroyed: the state may be reused */
+    uint32_t gen; /* bumped when the state stops meaning its stream (thread caches check it) */
 
-    enc_seq seq;     /* the open sequence */
-    int open;        /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
+    enc_seq seq; /* the open sequence */
+    int open;    /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
     /* Host time per launch, averaged over sequences: when the program's own
      * host work between launches is slow (PyTorch eager: tens of microseconds
      * per op), holding launches back only delays the GPU and a graph saves
@@ -191,8 +191,8 @@ typedef struct enc_stream_state {
     int join_pending;
 
     /* holding */
-    int held;        /* atomic: read without the lock */
-    uint32_t node;   /* the trie node the held launches reached */
+    int held;      /* atomic: read without the lock */
+    uint32_t node; /* the trie node the held launches reached */
     uint64_t held_since;
     uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
 
@@ -201,17 +201,17 @@ typedef struct enc_stream_state {
 
 /* ---- layout.c: parameter layouts, cached per function --------------------------- */
 
-const enc_layout *enc_layout_cached(CUfunction f);  /* NULL if not looked up yet */
-const enc_layout *enc_layout_for(CUfunction f);     /* looks it up (driver calls) if needed */
-void enc_layouts_reset(void);                       /* code was unloaded */
+const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
+const enc_layout *enc_layout_for(CUfunction f);    /* looks it up (driver calls) if needed */
+void enc_layouts_reset(void);                      /* code was unloaded */
 
 /* ---- stream.c: the stream-state table and issuing on a stream ------------------- */
 
 extern enc_stream_state *enc_states[ENC_MAX_STATES];
-extern int enc_nstates;         /* atomic */
-extern int enc_n_held;          /* states holding launches; atomic */
-extern int enc_n_open;          /* states with an open sequence; atomic */
-extern int enc_n_join_pending;  /* per-thread states released from another thread; atomic */
+extern int enc_nstates;        /* atomic */
+extern int enc_n_held;         /* states holding launches; atomic */
+extern int enc_n_open;         /* states with an open sequence; atomic */
+extern int enc_n_join_pending; /* per-thread states released from another thread; atomic */
 
 /* The state of the stream a call names (NULL: legacy, or per-thread for
  * _ptsz/_ptds entry points), created if `create`; NULL if there is none. */

@@ -26,8 +26,7 @@
 int enc_prog_capturing;
 
 static CUresult call_real(const enc_launch *l) {
-    if (l->shape == ENC_SHAPE_EX)
-        return ((PFN_cuLaunchKernelEx_v11060)l->real)(l->config, l->f, l->params, l->extra);
+    if (l->shape == ENC_SHAPE_EX) return ((PFN_cuLaunchKernelEx_v11060)l->real)(l->config, l->f, l->params, l->extra);
     return ((PFN_cuLaunchKernel_v4000)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
                                                l->block[2], l->smem, l->stream, l->params, l->extra);
 }
@@ -208,8 +207,10 @@ CUresult enc_core_launch(const enc_launch *l) {
 void enc_core_opaque_launch(CUstream stream, int per_thread) {
     ENC_TSTAT_ADD(launches_seen, 1);
     ENC_TSTAT_ADD(launches_eager, 1);
-    if (per_thread < 0) enc_core_flush_all(ENC_FLUSH_OPAQUE_LAUNCH);
-    else enc_core_flush_stream(stream, per_thread, ENC_FLUSH_OPAQUE_LAUNCH);
+    if (per_thread < 0)
+        enc_core_flush_all(ENC_FLUSH_OPAQUE_LAUNCH);
+    else
+        enc_core_flush_stream(stream, per_thread, ENC_FLUSH_OPAQUE_LAUNCH);
 }
 
 /* ---- flush points ------------------------------------------------------------------- */
@@ -245,16 +246,18 @@ void enc_core_flush_all(enum enc_flush_reason why) {
 /* ---- lifecycle events --------------------------------------------------------------- */
 
 void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r) {
-    (void)stream; (void)per_thread;
+    (void)stream;
+    (void)per_thread;
     if (r == CUDA_SUCCESS) __atomic_fetch_add(&enc_prog_capturing, 1, __ATOMIC_RELAXED);
 }
 
 void enc_core_capture_end(CUstream stream, int per_thread, CUresult r) {
-    (void)stream; (void)per_thread; (void)r;
+    (void)stream;
+    (void)per_thread;
+    (void)r;
     int c = __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED);
     while (c > 0 &&
-           !__atomic_compare_exchange_n(&enc_prog_capturing, &c, c - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
+           !__atomic_compare_exchange_n(&enc_prog_capturing, &c, c - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
 }
 
 void enc_core_stream_destroy(CUstream stream, int per_thread) {

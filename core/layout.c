@@ -15,9 +15,9 @@
 #include "base/log.h"
 #include "core/internal.h"
 
-#define LAYOUT_PROBES 64                        /* slots tried from a function's home slot */
+#define LAYOUT_PROBES 64                         /* slots tried from a function's home slot */
 #define LAYOUT_FILL_MAX (ENC_LAYOUT_CAP * 3 / 4) /* layouts cached at most */
-#define MURMUR3_FMIX_64 0xff51afd7ed558ccdULL   /* MurmurHash3's 64-bit finaliser multiplier */
+#define MURMUR3_FMIX_64 0xff51afd7ed558ccdULL    /* MurmurHash3's 64-bit finaliser multiplier */
 
 static enc_layout *layout_tab[ENC_LAYOUT_CAP];
 static pthread_mutex_t layout_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -42,15 +42,18 @@ static uint32_t read_param_info(CUfunction f, size_t *offs, size_t *sizes, int *
     while (*ok && n < ENC_MAX_PARAMS) {
         CUresult r = *kernel ? enc_drv.kernelGetParamInfo((CUkernel)(void *)f, n, &offs[n], &sizes[n])
                              : enc_drv.funcGetParamInfo(f, n, &offs[n], &sizes[n]);
-        if (r == CUDA_SUCCESS) { n++; continue; }
+        if (r == CUDA_SUCCESS) {
+            n++;
+            continue;
+        }
         if (n == 0 && !*kernel && r == CUDA_ERROR_INVALID_HANDLE && enc_drv.kernelGetParamInfo) {
             *kernel = 1; /* a CUkernel passed as a CUfunction */
             continue;
         }
         if (r != CUDA_ERROR_INVALID_VALUE) { /* anything but "past the last parameter" */
             *ok = 0;
-            ENC_DEBUG("cu%sGetParamInfo(%p, %u) failed with CUDA error %d", *kernel ? "Kernel" : "Func", (void *)f,
-                      n, (int)r);
+            ENC_DEBUG("cu%sGetParamInfo(%p, %u) failed with CUDA error %d", *kernel ? "Kernel" : "Func", (void *)f, n,
+                      (int)r);
         }
         break;
     }
@@ -112,8 +115,14 @@ const enc_layout *enc_layout_for(CUfunction f) {
     uint32_t slot = UINT32_MAX;
     for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
         uint32_t s = (h + i) & (ENC_LAYOUT_CAP - 1);
-        if (!layout_tab[s]) { slot = s; break; }
-        if (layout_tab[s]->func == (void *)f) { found = layout_tab[s]; break; }
+        if (!layout_tab[s]) {
+            slot = s;
+            break;
+        }
+        if (layout_tab[s]->func == (void *)f) {
+            found = layout_tab[s];
+            break;
+        }
     }
     if (!found && slot != UINT32_MAX && layout_count < LAYOUT_FILL_MAX) {
         found = build_layout(f);

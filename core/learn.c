@@ -121,8 +121,8 @@ static int node_is_launch(CUgraphNode node, const enc_rec *r, const unsigned cha
 
 /* Walk the chain from its root: chain[i] is the node that depends on
  * chain[i - 1] alone, checked against launch i. */
-static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs, const unsigned char *arena,
-                      uint32_t n, enc_graph_node *chain) {
+static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs, const unsigned char *arena, uint32_t n,
+                      enc_graph_node *chain) {
     int32_t prev = -1;
     for (uint32_t i = 0; i < n; i++) {
         int32_t next = -1;
@@ -211,15 +211,22 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, CUres
     ENC_GUARDED {
         int pushed = enc_stream_enter_ctx(st);
         CUstream priv = private_stream(st->ctx);
-        if (!priv) { what = "creating encore's capture stream"; r = CUDA_ERROR_UNKNOWN; }
+        if (!priv) {
+            what = "creating encore's capture stream";
+            r = CUDA_ERROR_UNKNOWN;
+        }
         if (!what && (r = enc_drv.streamBeginCapture(priv, CU_STREAM_CAPTURE_MODE_RELAXED)) != CUDA_SUCCESS)
             what = "cuStreamBeginCapture";
         if (!what) {
             for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++)
                 r = enc_stream_issue_rec(&g->recs[i], g->arena, priv);
             CUresult re = enc_drv.streamEndCapture(priv, &cg);
-            if (r != CUDA_SUCCESS) what = "a launch during capture";
-            else if (re != CUDA_SUCCESS) { what = "cuStreamEndCapture"; r = re; }
+            if (r != CUDA_SUCCESS)
+                what = "a launch during capture";
+            else if (re != CUDA_SUCCESS) {
+                what = "cuStreamEndCapture";
+                r = re;
+            }
         }
         *t_captured = enc_now_ns();
         if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, 0)) != CUDA_SUCCESS) {
@@ -255,7 +262,10 @@ static void keep_graph(enc_stream_state *st, enc_candidate *c, enc_graph *g, uin
  * for patching). With st->mu held. */
 static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
-    if (!sequence_allowed(&st->seq)) { c->state = ENC_CAND_NEVER; return; }
+    if (!sequence_allowed(&st->seq)) {
+        c->state = ENC_CAND_NEVER;
+        return;
+    }
     if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
         enc_store_evict_lru(&st->store);
         if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) return;
@@ -299,7 +309,9 @@ void enc_learn_sequence(enc_stream_state *st) {
      * capture the sequence as it is now. */
     enc_candidate *sc = enc_opt.patch ? enc_cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1) : NULL;
     if (sc && sc->state == ENC_CAND_COUNTING) {
-        if (c && c->state == ENC_CAND_CAPTURED) sc->state = ENC_CAND_CAPTURED; /* just captured, exactly */
-        else if (++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
+        if (c && c->state == ENC_CAND_CAPTURED)
+            sc->state = ENC_CAND_CAPTURED; /* just captured, exactly */
+        else if (++sc->count >= (uint32_t)enc_opt.min_repeats)
+            capture(st, sc, 1);
     }
 }

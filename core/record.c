@@ -64,10 +64,8 @@ static int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
             break;
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
-        case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
-            return -1; /* events and grid-wide sync: run eagerly */
-        default:
-            out[i].value = a->value;
+        case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return -1; /* events and grid-wide sync: run eagerly */
+        default: out[i].value = a->value;
         }
     }
     return 0;
@@ -92,9 +90,12 @@ static int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
     const void *buf = NULL;
     size_t size = 0;
     for (void **e = extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
-        if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = e[1];
-        else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)e[1];
-        else return -1;
+        if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buf = e[1];
+        else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = *(size_t *)e[1];
+        else
+            return -1;
     }
     if (!buf || size < L->argbytes) return -1;
     memcpy(args, buf, L->argbytes);

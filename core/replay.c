@@ -23,8 +23,7 @@
 
 /* ---- comparing launches -------------------------------------------------------------- */
 
-static inline int same_structure(const enc_rec *a, const unsigned char *aa, const enc_rec *b,
-                                 const unsigned char *ba) {
+static inline int same_structure(const enc_rec *a, const unsigned char *aa, const enc_rec *b, const unsigned char *ba) {
     if (a->sfp != b->sfp || a->f != b->f || a->smem != b->smem || a->nattrs != b->nattrs ||
         memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
         a->L->argbytes != b->L->argbytes)
@@ -65,7 +64,10 @@ static enc_graph *exact_match(const enc_stream_state *st, mismatch *m) {
                 !same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena))
                 break;
         if (i == seq->n) return g;
-        if (!best || i > best_pos) { best = g; best_pos = i; }
+        if (!best || i > best_pos) {
+            best = g;
+            best_pos = i;
+        }
     }
     m->closest = best;
     m->pos = best_pos;
@@ -95,7 +97,10 @@ static enc_graph *patchable(const enc_stream_state *st) {
                 (seq->recs[i].nattrs || ++k > seq->n / 2))
                 break;
         }
-        if (i == seq->n && k < best_k) { best = g; best_k = k; }
+        if (i == seq->n && k < best_k) {
+            best = g;
+            best_k = k;
+        }
     }
     return best;
 }
@@ -109,10 +114,16 @@ static CUresult patch_nodes(const enc_seq *seq, enc_graph *g) {
         const enc_rec *h = &seq->recs[i];
         if (same_args(h, seq->arena, &g->recs[i], g->arena)) continue;
         for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = seq->arena + h->arg_off + h->L->off[j];
-        CUDA_KERNEL_NODE_PARAMS_v1 kp = {
-            .func = g->knodes[i].func, .gridDimX = h->grid[0], .gridDimY = h->grid[1], .gridDimZ = h->grid[2],
-            .blockDimX = h->block[0], .blockDimY = h->block[1], .blockDimZ = h->block[2],
-            .sharedMemBytes = h->smem, .kernelParams = h->L->nparams ? ptrs : NULL, .extra = NULL};
+        CUDA_KERNEL_NODE_PARAMS_v1 kp = {.func = g->knodes[i].func,
+                                         .gridDimX = h->grid[0],
+                                         .gridDimY = h->grid[1],
+                                         .gridDimZ = h->grid[2],
+                                         .blockDimX = h->block[0],
+                                         .blockDimY = h->block[1],
+                                         .blockDimZ = h->block[2],
+                                         .sharedMemBytes = h->smem,
+                                         .kernelParams = h->L->nparams ? ptrs : NULL,
+                                         .extra = NULL};
         CUresult r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
         if (r != CUDA_SUCCESS) return r;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
@@ -135,7 +146,8 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         enc_stream_end_issue(st, pushed, side);
         __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
         ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); from now on "
-                      "sequences with changed arguments run eagerly", (int)r);
+                      "sequences with changed arguments run eagerly",
+                      (int)r);
         return 0;
     }
     r = AUDITED(enc_drv.graphLaunch(g->exec, s));
@@ -169,10 +181,10 @@ static void issue_held_eagerly(enc_stream_state *st) {
 }
 
 enum replay_outcome {
-    REPLAYED,        /* one graph launch went out */
-    REPLAY_FAILED,   /* a graph matched, but patching or launching it failed */
-    ARGS_DIFFERED,   /* no graph matched; the closest one's divergence was noted */
-    NO_GRAPH_CLOSE,  /* no graph ends where the held launches are, of their length */
+    REPLAYED,       /* one graph launch went out */
+    REPLAY_FAILED,  /* a graph matched, but patching or launching it failed */
+    ARGS_DIFFERED,  /* no graph matched; the closest one's divergence was noted */
+    NO_GRAPH_CLOSE, /* no graph ends where the held launches are, of their length */
 };
 
 /* Replay the graph that matches what st holds, exactly or once patched. */

@@ -27,8 +27,8 @@
 static const char *const div_keys[ENC_DIV_KIND_COUNT] = {"kernel", "config", "args", "short"};
 static const char *const div_labels[ENC_DIV_KIND_COUNT] = {"a different kernel came", "launch config differed",
                                                            "arguments differed", "ended early"};
-static const char *const flush_keys[ENC_FLUSH_REASON_COUNT] = {"stream_call", "all_call", "legacy_order",  "deadline",
-                                                               "sequence_full",   "capture",  "opaque_launch", "exit"};
+static const char *const flush_keys[ENC_FLUSH_REASON_COUNT] = {"stream_call",   "all_call", "legacy_order",  "deadline",
+                                                               "sequence_full", "capture",  "opaque_launch", "exit"};
 static const char *const flush_labels[ENC_FLUSH_REASON_COUNT] = {
     "call on the same stream",
     "device-wide call",

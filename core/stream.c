@@ -158,10 +158,14 @@ static enc_stream_state *state_lookup(int kind, void *key, CUcontext ctx, int cr
 
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
     int kind;
-    if (s == NULL) kind = per_thread ? ENC_STREAM_PER_THREAD : ENC_STREAM_LEGACY;
-    else if (s == CU_STREAM_LEGACY) kind = ENC_STREAM_LEGACY;
-    else if (s == CU_STREAM_PER_THREAD) kind = ENC_STREAM_PER_THREAD;
-    else kind = ENC_STREAM_EXPLICIT;
+    if (s == NULL)
+        kind = per_thread ? ENC_STREAM_PER_THREAD : ENC_STREAM_LEGACY;
+    else if (s == CU_STREAM_LEGACY)
+        kind = ENC_STREAM_LEGACY;
+    else if (s == CU_STREAM_PER_THREAD)
+        kind = ENC_STREAM_PER_THREAD;
+    else
+        kind = ENC_STREAM_EXPLICIT;
     CUcontext ctx = NULL;
     if (kind != ENC_STREAM_EXPLICIT) {
         CUresult r = CUDA_SUCCESS;
@@ -250,9 +254,15 @@ CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUst
     if (r->nattrs == 0)
         return AUDITED(enc_drv.launchKernel(r->f, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
                                             r->block[2], r->smem, stream, ptrs, NULL));
-    CUlaunchConfig cfg = {.gridDimX = r->grid[0], .gridDimY = r->grid[1], .gridDimZ = r->grid[2],
-                          .blockDimX = r->block[0], .blockDimY = r->block[1], .blockDimZ = r->block[2],
-                          .sharedMemBytes = r->smem, .hStream = stream,
-                          .attrs = (CUlaunchAttribute *)(void *)(arena + r->attr_off), .numAttrs = r->nattrs};
+    CUlaunchConfig cfg = {.gridDimX = r->grid[0],
+                          .gridDimY = r->grid[1],
+                          .gridDimZ = r->grid[2],
+                          .blockDimX = r->block[0],
+                          .blockDimY = r->block[1],
+                          .blockDimZ = r->block[2],
+                          .sharedMemBytes = r->smem,
+                          .hStream = stream,
+                          .attrs = (CUlaunchAttribute *)(void *)(arena + r->attr_off),
+                          .numAttrs = r->nattrs};
     return AUDITED(enc_drv.launchKernelEx(&cfg, r->f, ptrs, NULL));
 }

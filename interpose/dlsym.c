@@ -47,16 +47,16 @@ __asm__(".text\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
         "dlsym:\n"
-        "    cmpq $-1, %rdi\n"               /* RTLD_NEXT? */
+        "    cmpq $-1, %rdi\n" /* RTLD_NEXT? */
         "    jne enc_dlsym_impl\n"
-        "    cmpb $0x63, (%rsi)\n"           /* 'c' */
+        "    cmpb $0x63, (%rsi)\n" /* 'c' */
         "    jne 1f\n"
-        "    cmpb $0x75, 1(%rsi)\n"          /* 'u' */
+        "    cmpb $0x75, 1(%rsi)\n" /* 'u' */
         "    je enc_dlsym_impl\n"
         "1:  movq enc_real_dlsym_fn(%rip), %rax\n"
         "    testq %rax, %rax\n"
         "    jz 2f\n"
-        "    jmp *%rax\n"                    /* glibc sees the program's return address */
+        "    jmp *%rax\n" /* glibc sees the program's return address */
         "2:  pushq %rdi\n"
         "    pushq %rsi\n"
         "    subq $8, %rsp\n"
@@ -67,7 +67,7 @@ __asm__(".text\n"
         "    testq %rax, %rax\n"
         "    jz 3f\n"
         "    jmp *%rax\n"
-        "3:  ret\n"                          /* no dlsym at all: NULL */
+        "3:  ret\n" /* no dlsym at all: NULL */
         ".size dlsym, .-dlsym\n");
 #else
 ENC_EXPORT void *dlsym(void *handle, const char *name) { return enc_dlsym_impl(handle, name); }

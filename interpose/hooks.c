@@ -50,7 +50,10 @@ int enc_find_export(const char *name) {
     while (lo <= hi) {
         int mid = (lo + hi) / 2, c = strcmp(enc_exports[mid].name, name);
         if (c == 0) return mid;
-        if (c < 0) lo = mid + 1; else hi = mid - 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return -1;
 }
@@ -61,7 +64,11 @@ int enc_find_variant(const char *base, int version, int per_thread) {
     int lo = 0, hi = ENC_VARIANT_COUNT - 1, first = -1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2, c = strcmp(enc_variants[mid].base, base);
-        if (c >= 0) { if (c == 0) first = mid; hi = mid - 1; } else lo = mid + 1;
+        if (c >= 0) {
+            if (c == 0) first = mid;
+            hi = mid - 1;
+        } else
+            lo = mid + 1;
     }
     if (first < 0) return -1;
     int best = -1;
@@ -104,7 +111,8 @@ void *enc_trampoline_for(void *real, const char *name) {
     ENC_DEBUG("%s is not in the CUDA headers encore was built with: calls flush everything", name);
     return enc_trampolines[i];
 #else
-    (void)real; (void)name;
+    (void)real;
+    (void)name;
     return NULL;
 #endif
 }
@@ -160,9 +168,17 @@ CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f,
                             unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
                             CUstream stream, void **params, void **extra) {
     (void)entry;
-    enc_launch l = {.shape = ENC_SHAPE_LK, .per_thread = per_thread, .real = real, .f = f,
-                    .grid = {gx, gy, gz}, .block = {bx, by, bz}, .smem = smem, .stream = stream,
-                    .params = params, .extra = extra, .config = NULL};
+    enc_launch l = {.shape = ENC_SHAPE_LK,
+                    .per_thread = per_thread,
+                    .real = real,
+                    .f = f,
+                    .grid = {gx, gy, gz},
+                    .block = {bx, by, bz},
+                    .smem = smem,
+                    .stream = stream,
+                    .params = params,
+                    .extra = extra,
+                    .config = NULL};
     return enc_core_launch(&l);
 }
 
@@ -170,10 +186,16 @@ CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunc
                             void **params, void **extra) {
     (void)entry;
     if (!config) return ((PFN_cuLaunchKernelEx_v11060)real)(config, f, params, extra);
-    enc_launch l = {.shape = ENC_SHAPE_EX, .per_thread = per_thread, .real = real, .f = f,
+    enc_launch l = {.shape = ENC_SHAPE_EX,
+                    .per_thread = per_thread,
+                    .real = real,
+                    .f = f,
                     .grid = {config->gridDimX, config->gridDimY, config->gridDimZ},
                     .block = {config->blockDimX, config->blockDimY, config->blockDimZ},
-                    .smem = config->sharedMemBytes, .stream = config->hStream,
-                    .params = params, .extra = extra, .config = config};
+                    .smem = config->sharedMemBytes,
+                    .stream = config->hStream,
+                    .params = params,
+                    .extra = extra,
+                    .config = config};
     return enc_core_launch(&l);
 }

@@ -24,17 +24,17 @@
 #define ENC_MANY_STREAMS ((CUstream)(uintptr_t)-2)
 
 typedef struct enc_export_desc {
-    const char *name;   /* exported ABI name, e.g. cuMemcpyHtoDAsync_v2_ptsz */
+    const char *name; /* exported ABI name, e.g. cuMemcpyHtoDAsync_v2_ptsz */
     void *wrapper;
-    int entry;          /* entry id of its base name */
-    int per_thread;     /* _ptsz/_ptds: a NULL stream is the per-thread stream */
+    int entry;      /* entry id of its base name */
+    int per_thread; /* _ptsz/_ptds: a NULL stream is the per-thread stream */
 } enc_export_desc;
 
 typedef struct enc_variant_desc {
-    const char *base;   /* name cuGetProcAddress is asked for, e.g. cuCtxSynchronize */
-    const char *pfn;    /* typedef name, e.g. PFN_cuCtxSynchronize_v13000 */
+    const char *base; /* name cuGetProcAddress is asked for, e.g. cuCtxSynchronize */
+    const char *pfn;  /* typedef name, e.g. PFN_cuCtxSynchronize_v13000 */
     void *wrapper;
-    int version;        /* first CUDA version that returns this variant */
+    int version; /* first CUDA version that returns this variant */
     int per_thread;
     int entry;
 } enc_variant_desc;
@@ -82,7 +82,7 @@ void *enc_trampoline_for(void *real, const char *name);
 int enc_is_ours(const void *addr);
 
 /* Look-ups used by dlsym and cuGetProcAddress. */
-int enc_find_export(const char *name);                             /* index or -1 */
+int enc_find_export(const char *name);                               /* index or -1 */
 int enc_find_variant(const char *base, int version, int per_thread); /* index or -1 */
 /* Fill the per-entry class table from policy/ (once; thread-safe). Every
  * path that reads the table (hooks, cuGetProcAddress, dlsym) ensures it. */

@@ -66,11 +66,11 @@ static void *wrap_proc(void *gpa, int with_status, const char *sym, int ver, cuu
         int v = cands[c];
         if (v < 0 || !verify_variant(gpa, with_status, sym, v, ver, flags, p)) continue;
         void *expected = NULL;
-        if (!__atomic_compare_exchange_n(&enc_real_variant[v], &expected, p, 0, __ATOMIC_RELEASE,
-                                         __ATOMIC_RELAXED) &&
+        if (!__atomic_compare_exchange_n(&enc_real_variant[v], &expected, p, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED) &&
             expected != p) {
             ENC_WARN_ONCE("cuGetProcAddress(\"%s\") returned two different pointers for %s; "
-                          "calls through the second flush everything", sym, enc_variants[v].pfn);
+                          "calls through the second flush everything",
+                          sym, enc_variants[v].pfn);
             break;
         }
         return enc_hand_out_real(enc_variants[v].entry) ? p : enc_variants[v].wrapper;
@@ -102,7 +102,7 @@ CUresult enc_special_cuGetProcAddress_v11030(const char *symbol, void **pfn, int
 }
 
 CUresult enc_special_cuGetProcAddress_v12000(const char *symbol, void **pfn, int ver, cuuint64_t flags,
-                                                 CUdriverProcAddressQueryResult *status) {
+                                             CUdriverProcAddressQueryResult *status) {
     int v = variant_for_gpa(1);
     return gpa_common(v >= 0 ? enc_real_variant[v] : NULL, 1, symbol, pfn, ver, flags, status);
 }
