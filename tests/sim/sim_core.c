@@ -197,8 +197,12 @@ static void after_fork_in_child(void) {
     if (atomic_load(&g_initialized)) atomic_store(&g_forked_child, 1);
 }
 
+/* Set by the driver's own teardown at exit (SIMCUDA_TEARDOWN_AT_EXIT). */
+static atomic_int g_torn_down;
+
 CUresult sim_check_init(void) {
     if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (atomic_load(&g_torn_down)) return CUDA_ERROR_DEINITIALIZED;
     return atomic_load(&g_initialized) ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
 
@@ -213,11 +217,33 @@ static double now_ms(void) {
 /* ------------------------------------------------------------------------ */
 /* init and device                                                          */
 /* ------------------------------------------------------------------------ */
+static void ctx_sync_all(sim_ctx *c);
+static sim_ctx *g_primary;
+
+/* The driver tears itself down at exit, from an atexit handler registered by
+ * the first cuInit (so it runs before the handlers registered earlier, a
+ * preloaded library's among them): the primary context's work is drained,
+ * then every call returns CUDA_ERROR_DEINITIALIZED. Which handler a real
+ * process runs first depends on the runtime and the libraries (cudart tears
+ * down from its own exit handler); this models the order in which a
+ * preloaded library's exit handler comes too late. SIMCUDA_TEARDOWN_AT_EXIT=0
+ * turns it off. */
+static void teardown_at_exit(void) {
+    if (g_primary) ctx_sync_all(g_primary);
+    atomic_store(&g_torn_down, 1);
+}
+static void register_teardown(void) {
+    const char *v = getenv("SIMCUDA_TEARDOWN_AT_EXIT");
+    if (!v || strcmp(v, "0") != 0) atexit(teardown_at_exit);
+}
+
 CUresult cuInit(unsigned int Flags) {
-    static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+    static pthread_once_t fork_once = PTHREAD_ONCE_INIT, teardown_once = PTHREAD_ONCE_INIT;
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (atomic_load(&g_torn_down)) return CUDA_ERROR_DEINITIALIZED;
     pthread_once(&fork_once, register_fork_handler);
+    pthread_once(&teardown_once, register_teardown);
     atomic_store(&g_initialized, 1);
     return CUDA_SUCCESS;
 }
@@ -357,7 +383,6 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
 /* ------------------------------------------------------------------------ */
 static __thread sim_ctx **t_stack;
 static __thread int t_depth, t_stackcap;
-static sim_ctx *g_primary;
 static int g_primary_refs;
 static unsigned g_primary_flags;
 
@@ -438,8 +463,6 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, uns
     (void)ctxCreateParams;
     return ctx_create(pctx, flags, dev);
 }
-
-static void ctx_sync_all(sim_ctx *c);
 
 static CUresult ctx_destroy(CUcontext h) {
     CUresult rc = sim_check_init();
