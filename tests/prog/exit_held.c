@@ -18,6 +18,7 @@
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a hang under encore still shows how far the program got */
     int iterations = argc > 1 ? atoi(argv[1]) : 20;
     prog_init();
     prog_kernels k;

@@ -64,6 +64,7 @@ static void iteration(const char *label, const char *refuse)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a hang under encore still shows how far the program got */
     if (argc != 2)
         prog_die("usage: prog_launch_errors CASE[,CASE...]|all|eager");
     const char *cases = !strcmp(argv[1], "all")     ? "grid,block,bad-func,unloaded,smem"

@@ -48,6 +48,7 @@ static void hot_loop(CUstream s, CUdeviceptr x, CUdeviceptr y, const char *what)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a hang under encore still shows how far the program got */
     uint32_t code = CUDA_ERROR_ILLEGAL_ADDRESS;
     if (argc > 1 && !strcmp(argv[1], "assert"))
         code = CUDA_ERROR_ASSERT;
