@@ -229,6 +229,7 @@ static sim_ctx *g_primary;
  * preloaded library's exit handler comes too late. SIMCUDA_TEARDOWN_AT_EXIT=0
  * turns it off. */
 static void teardown_at_exit(void) {
+    if (atomic_load(&g_forked_child)) return; /* the parent's streams have no workers here */
     if (g_primary) ctx_sync_all(g_primary);
     atomic_store(&g_torn_down, 1);
 }
