@@ -69,7 +69,19 @@
       "cuGraphInstantiateWithFlags")                                                                     \
     X(cuGraphLaunch, "cuGraphLaunch", 13000, "cuGraphLaunch", "cuGraphLaunch_ptsz")                      \
     X(cuGraphExecDestroy, "cuGraphExecDestroy", 13000, "cuGraphExecDestroy", "cuGraphExecDestroy")       \
-    X(cuGraphDestroy, "cuGraphDestroy", 13000, "cuGraphDestroy", "cuGraphDestroy")
+    X(cuGraphDestroy, "cuGraphDestroy", 13000, "cuGraphDestroy", "cuGraphDestroy")       \
+    X(cuFuncSetAttribute, "cuFuncSetAttribute", 13000, "cuFuncSetAttribute", "cuFuncSetAttribute")           \
+    X(cuFuncGetAttribute, "cuFuncGetAttribute", 13000, "cuFuncGetAttribute", "cuFuncGetAttribute")           \
+    X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 13000, "cuStreamCreateWithPriority",        \
+      "cuStreamCreateWithPriority")                                                                      \
+    X(cuStreamGetPriority, "cuStreamGetPriority", 13000, "cuStreamGetPriority", "cuStreamGetPriority_ptsz") \
+    X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", 13000, "cuDevicePrimaryCtxReset_v2",            \
+      "cuDevicePrimaryCtxReset_v2")                                                                      \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 13000, "cuDevicePrimaryCtxRelease_v2",      \
+      "cuDevicePrimaryCtxRelease_v2")                                                                    \
+    X(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", 13000,                       \
+      "cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode")                          \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 13000, "cuLaunchHostFunc", "cuLaunchHostFunc_ptsz")
 
 struct prog_drv {
 #define PROG_DRV_FIELD(sym, pname, ver, dname, dname_pt) __typeof__(sym) *sym;

@@ -3,7 +3,7 @@
  * difference with encore is an encore bug.
  *
  *   prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]]
- *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops]
+ *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]
  *
  * For every seed S in A..B, one after the other in this process, it generates
  * a program, runs it and prints
@@ -16,6 +16,11 @@
  *                  memsets; removing an access cannot create a race)
  *   --count-ops    print "ops N droppable I,J,..." for the first seed and run nothing
  *   --seeds-env VAR[/DIV]  if the environment has VAR=C, run C/DIV seeds from A instead
+ *   --ops=extended also generate the operations of issue 10 (see "Extended
+ *                  operations" below); without it the programs are exactly
+ *                  those of earlier versions (a seed's program never changes)
+ *   --faults       with --ops=extended: one single-thread program in ten ends
+ *                  with a sticky fault (below)
  * run_diff.py --fuzz --shrink uses --max-ops and --drop to shrink a failing seed.
  *
  * What a program is made of:
@@ -37,7 +42,31 @@
  *   it), cuMemFree + cuMemAlloc of a buffer.
  *   Blocking (legacy-stream) operations on a buffer are generated only where
  *   they are ordered with its owner: the owner is the legacy stream, a
- *   blocking stream, or has nothing pending. */
+ *   blocking stream, or has nothing pending.
+ *
+ * Extended operations (--ops=extended):
+ *   Program captures: the thread captures a graph on one of its streams (not
+ *   the legacy one) in global (single-thread programs only: other threads'
+ *   synchronisation would invalidate it), thread-local or relaxed mode,
+ *   forking its own side stream in with an event and joining it back: some
+ *   launches on the capturing stream, some on the side stream (on a buffer of
+ *   their own), some after the join; then it instantiates the graph,
+ *   launches it 1-3 times on the stream, and destroys it. All buffers touched
+ *   are owned by the capturing stream. In programs with several threads the
+ *   capturing stream is non-blocking (legacy-stream work of another thread
+ *   would be an implicit dependency on a capturing blocking stream).
+ *   Attribute changes: cuFuncSetAttribute of a kernel's maximum dynamic
+ *   shared memory (never below what any launch asks) or shared-memory
+ *   carveout.
+ *   Module unload and reload: each thread then launches from its own copy of
+ *   the kernels' module; the thread unloads it and loads libprogkernels.so or
+ *   libprogkernels_alt.so (other arithmetic) in its place.
+ *   Sticky faults (--faults; single-thread programs, one seed in ten): the program ends
+ *   with one: the context is synchronised, a kernel faults on a stream, the
+ *   stream is synchronised (its error is hashed), one of the stream's bodies
+ *   is launched again (every launch's return code is hashed: the sticky
+ *   error) and the stream synchronised again; then the primary context is
+ *   reset and the next seed starts over. */
 #include "prog.h"
 
 #include <pthread.h>
@@ -130,7 +159,14 @@ enum opk {
     OP_CTX_SYNC,
     OP_FREE_REALLOC,
     OP_MAPPED_READ,
+    /* --ops=extended */
+    OP_CAPTURE,
+    OP_FUNC_ATTR,
+    OP_MODULE_RELOAD,
+    OP_FAULT,
 };
+
+#define MAX_CAP_LEN 7
 
 typedef struct fop {
     enum opk kind;
@@ -143,6 +179,13 @@ typedef struct fop {
     uint32_t *host;      /* H2D source / D2H destination (owned by the plan) */
     int pinned;          /* async copies: through page-locked host memory (truly asynchronous) */
     uint32_t *pin;       /* that memory, while the plan runs */
+    /* OP_CAPTURE: launches ncap[0] on the stream, ncap[1] on the side stream,
+     * ncap[2] on the stream after the join, in cap[]; mode; count = graph
+     * launches. OP_FUNC_ATTR: l.k, value (count: which attribute).
+     * OP_MODULE_RELOAD: value (1: the alt module). OP_FAULT: body (-1: none). */
+    int mode;
+    int ncap[3];
+    flaunch cap[MAX_CAP_LEN];
 } fop;
 
 typedef struct fthread {
@@ -158,6 +201,7 @@ typedef struct fbody {
 
 typedef struct plan {
     uint64_t seed;
+    int extended;
     int nthreads, nstreams, nbufs, nbodies, total_ops;
     fstream st[MAX_STREAMS];
     fbuf b[MAX_BUFS];
@@ -178,6 +222,8 @@ static int droppable(enum opk k)
     case OP_H2D_SYNC:
     case OP_MEMSET_SYNC:
     case OP_MAPPED_READ:
+    case OP_CAPTURE:
+    case OP_FUNC_ATTR:
         return 1;
     default:
         return 0;
@@ -201,6 +247,7 @@ typedef struct gen {
     int dirty[MAX_STREAMS];   /* work issued since the host last synchronised with the stream */
     int legacy_pending[MAX_BUFS]; /* a blocking memset (legacy stream) not yet waited for */
     int next_id;
+    int extended;             /* --ops=extended */
 } gen;
 
 static fop *push(gen *g, int t, enum opk kind)
@@ -367,6 +414,62 @@ static void gen_body(gen *g, int t, const fbody *bd)
     }
 }
 
+/* A program capture on stream s with a fork to the thread's side stream
+ * (see "Extended operations"). */
+static void gen_capture(gen *g, int t, int s, const int *bufs, int nb)
+{
+    rng *r = &g->r;
+    plan *p = g->p;
+    const fstream *st = &p->st[s];
+    if (st->kind == SK_LEGACY || !nb || (p->nthreads > 1 && st->kind != SK_NON_BLOCKING))
+        return;
+    fop *op = push(g, t, OP_CAPTURE);
+    op->stream = s;
+    op->mode = p->nthreads == 1 ? (int)below(r, 3) : 1 + (int)below(r, 2);
+    /* the side stream's launches get the last buffer alone (nop launches when there is one buffer) */
+    int side = nb > 1 ? bufs[nb - 1] : -1, nmain = nb > 1 ? nb - 1 : nb;
+    op->ncap[0] = 1 + (int)below(r, 3);
+    op->ncap[1] = (int)below(r, 3);
+    op->ncap[2] = 1 + (int)below(r, 2);
+    int k = 0;
+    for (int i = 0; i < op->ncap[0]; i++)
+        gen_launch(g, &op->cap[k++], bufs, nmain);
+    for (int i = 0; i < op->ncap[1]; i++) {
+        if (side >= 0) {
+            gen_launch(g, &op->cap[k], &side, 1);
+        } else {
+            memset(&op->cap[k], 0, sizeof op->cap[k]);
+            op->cap[k].k = K_NOP;
+            op->cap[k].dst = op->cap[k].src = -1;
+            op->cap[k].grid = op->cap[k].block = 1;
+        }
+        k++;
+    }
+    for (int i = 0; i < op->ncap[2]; i++)
+        gen_launch(g, &op->cap[k++], bufs, nb);
+    op->count = 1 + below(r, 3);
+    g->dirty[s] = 1;
+}
+
+/* One of the extended operations (may add nothing). */
+static void gen_extended(gen *g, int t, int s, const int *bufs, int nb)
+{
+    rng *r = &g->r;
+    unsigned c = below(r, 100);
+    if (c < 60) {
+        gen_capture(g, t, s, bufs, nb);
+    } else if (c < 85) {
+        fop *op = push(g, t, OP_FUNC_ATTR);
+        op->l.k = (enum kid)below(r, K_COUNT);
+        op->count = below(r, 2); /* 0: max dynamic shared memory, 1: carveout */
+        static const uint32_t smem[] = {1024, 2048, 49152, 65536};
+        op->value = op->count == 0 ? smem[below(r, 4)] : below(r, 101);
+    } else {
+        fop *op = push(g, t, OP_MODULE_RELOAD);
+        op->value = below(r, 2);
+    }
+}
+
 /* One random operation on one of the thread's streams (may add nothing). */
 static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodies, int nbodies)
 {
@@ -375,6 +478,10 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
     int bufs[MAX_BUFS];
     int s = streams[below(r, (uint32_t)ns)];
     int nb = owned_by(g, s, bufs);
+    if (g->extended && chance(r, 10)) {
+        gen_extended(g, t, s, bufs, nb);
+        return;
+    }
     unsigned c = below(r, 100);
     if (c < 20 && nbodies) {
         gen_body(g, t, &p->body[bodies[below(r, (uint32_t)nbodies)]]);
@@ -463,6 +570,10 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
     } else if (c < 90) {
         gen_sync_stream(g, t, s);
         gen_mapped_reads(g, t, s, 50);
+    } else if (c < 93 && g->extended && p->nthreads > 1) {
+        /* cuCtxSynchronize fails while any stream of the context captures, in
+         * every mode: with captures in other threads, synchronise a stream */
+        gen_sync_stream(g, t, s);
     } else if (c < 93) {
         push(g, t, OP_CTX_SYNC);
         for (int i = 0; i < ns; i++)
@@ -522,12 +633,14 @@ static void plan_free(plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threads)
+static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threads, int extended, int faults)
 {
     memset(p, 0, sizeof *p);
     gen g;
     memset(&g, 0, sizeof g);
     g.p = p;
+    g.extended = extended;
+    p->extended = extended;
     g.r.s = seed * 0x2545f4914f6cdd1dULL + 0x1234567ULL;
     rng *r = &g.r;
     p->seed = seed;
@@ -584,6 +697,22 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
             if (p->st[s].thread == t)
                 streams[ns++] = s;
         gen_thread(&g, t, streams, ns);
+    }
+    if (extended && faults && p->nthreads == 1 && chance(r, 10)) {
+        /* the program ends with a sticky fault somewhere */
+        fthread *th = &p->th[0];
+        int at = (int)below(r, (uint32_t)th->nops);
+        for (int i = at; i < th->nops; i++)
+            free(th->ops[i].host);
+        th->nops = at;
+        int s = (int)below(r, (uint32_t)p->nstreams);
+        fop *op = push(&g, 0, OP_FAULT);
+        op->stream = s;
+        /* one of s's bodies, launched after the fault: the driver refuses every launch, so which
+         * buffers it names does not matter */
+        for (int i = 0; i < p->nbodies; i++)
+            if (p->body[i].stream == s)
+                op->body = i;
     }
     int id = 0;
     for (int t = 0; t < p->nthreads; t++)
@@ -739,6 +868,35 @@ static void print_plan(const plan *p)
                 printf("cuMemFree(b%d); cuMemAlloc(b%d, %u words); s%d: cuMemsetD32Async(b%d, 0x%08x)", op->buf,
                        op->buf, op->count, op->stream, op->buf, op->value);
                 break;
+            case OP_CAPTURE: {
+                static const char *const mn[] = {"global", "thread-local", "relaxed"};
+                printf("s%d: capture (%s): fork side stream by event;", op->stream, mn[op->mode]);
+                for (int i = 0, k = 0; i < 3; i++)
+                    for (int j = 0; j < op->ncap[i]; j++, k++) {
+                        printf("\n            %s: ", i == 1 ? "side" : "s");
+                        print_launch(p, &op->cap[k]);
+                        if (i == 1 && j == op->ncap[1] - 1)
+                            printf("\n            join side by event");
+                    }
+                printf("\n          end capture; instantiate; cuGraphLaunch x%u on s%d; destroy", op->count,
+                       op->stream);
+                break;
+            }
+            case OP_FUNC_ATTR:
+                printf("cuFuncSetAttribute(%s, %s, %u)", kname[op->l.k],
+                       op->count ? "PREFERRED_SHARED_MEMORY_CARVEOUT" : "MAX_DYNAMIC_SHARED_SIZE_BYTES", op->value);
+                break;
+            case OP_MODULE_RELOAD:
+                printf("cuModuleUnload(this thread's kernels); cuModuleLoadData(%s)",
+                       op->value ? "libprogkernels_alt.so" : "libprogkernels.so");
+                break;
+            case OP_FAULT:
+                printf("cuCtxSynchronize; s%d: fault<<<1, 1>>>(CUDA_ERROR_ILLEGAL_ADDRESS); cuStreamSynchronize(s%d) "
+                       "-> hash its error;", op->stream, op->stream);
+                if (op->body >= 0)
+                    printf(" body %d again -> hash each launch's error;", op->body);
+                printf(" cuStreamSynchronize(s%d) -> hash; the program ends (primary context reset)", op->stream);
+                break;
             }
             printf("\n");
         }
@@ -754,6 +912,19 @@ static struct prog_drv drv_pt; /* per-thread default stream entry points (_ptsz)
 static prog_kernels K;
 static CUfunction kfn[K_COUNT];
 
+static void kernels_of(const prog_kernels *k, CUfunction *fn)
+{
+    fn[K_FILL] = k->fill;
+    fn[K_MIX] = k->mix;
+    fn[K_ADD] = k->add;
+    fn[K_AXPY] = k->axpy;
+    fn[K_COPY] = k->copy;
+    fn[K_STAMP] = k->stamp;
+    fn[K_PACKED] = k->packed;
+    fn[K_REDUCE] = k->reduce;
+    fn[K_NOP] = k->nop;
+}
+
 typedef struct pending {
     int id;
     uint32_t *host;
@@ -765,6 +936,13 @@ typedef struct tstate {
     int t;
     uint64_t h;
     CUevent ev;
+    /* --ops=extended: the thread's own kernels (module reloads), its side
+     * stream and events for captures; faulted: the plan ended with a fault */
+    prog_kernels k;
+    CUfunction fn[K_COUNT + 1];
+    CUstream side;
+    CUevent evf, evj;
+    int faulted;
     pending *pend[MAX_STREAMS];
     int npend[MAX_STREAMS], cap[MAX_STREAMS];
 } tstate;
@@ -800,12 +978,11 @@ static void observe(tstate *ts, int s)
  * memory are skipped, a stand-in for an encore bug. */
 static int inject_bug;
 
-static void do_launch(const plan *p, int s, const flaunch *l)
+static CUresult do_launch_on(const tstate *ts, const struct prog_drv *d, CUstream h, const flaunch *l)
 {
+    const plan *p = ts->p;
     if (inject_bug && l->k == K_STAMP && l->shmem == 1024)
-        return;
-    const struct prog_drv *d = T(p, s);
-    CUstream h = p->st[s].h;
+        return CUDA_SUCCESS;
     CUdeviceptr dst = l->dst >= 0 ? p->b[l->dst].d : 0, src = l->src >= 0 ? p->b[l->src].d : 0;
     uint32_t a = l->a, n = l->n;
     uint8_t pa = (uint8_t)(l->a & 0xffu);
@@ -839,7 +1016,7 @@ static void do_launch(const plan *p, int s, const flaunch *l)
     }
 #undef P
     prog_count_launch();
-    CUfunction f = kfn[l->k];
+    CUfunction f = ts->fn[l->k];
     if (l->form == LF_EX) {
         CUlaunchAttribute attrs[2];
         memset(attrs, 0, sizeof attrs);
@@ -856,7 +1033,7 @@ static void do_launch(const plan *p, int s, const flaunch *l)
         cfg.hStream = h;
         cfg.attrs = l->nattrs ? attrs : NULL;
         cfg.numAttrs = (unsigned)l->nattrs;
-        CK(d->cuLaunchKernelEx(&cfg, f, params, NULL));
+        return d->cuLaunchKernelEx(&cfg, f, params, NULL);
     } else if (l->form == LF_EXTRA) {
         unsigned char buf[64];
         size_t off = 0;
@@ -867,10 +1044,66 @@ static void do_launch(const plan *p, int s, const flaunch *l)
             off += sizes[i];
         }
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &off, CU_LAUNCH_PARAM_END};
-        CK(d->cuLaunchKernel(f, l->grid, 1, 1, l->block, 1, 1, l->shmem, h, NULL, extra));
-    } else {
-        CK(d->cuLaunchKernel(f, l->grid, 1, 1, l->block, 1, 1, l->shmem, h, params, NULL));
+        return d->cuLaunchKernel(f, l->grid, 1, 1, l->block, 1, 1, l->shmem, h, NULL, extra);
     }
+    return d->cuLaunchKernel(f, l->grid, 1, 1, l->block, 1, 1, l->shmem, h, params, NULL);
+}
+
+static void do_launch(const tstate *ts, int s, const flaunch *l)
+{
+    CK(do_launch_on(ts, T(ts->p, s), ts->p->st[s].h, l));
+}
+
+static const CUstreamCaptureMode capture_modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                                     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                     CU_STREAM_CAPTURE_MODE_RELAXED};
+
+static void run_capture(tstate *ts, const fop *op)
+{
+    const plan *p = ts->p;
+    const struct prog_drv *d = T(p, op->stream);
+    CUstream h = p->st[op->stream].h;
+    CK(d->cuStreamBeginCapture(h, capture_modes[op->mode]));
+    CK(d->cuEventRecord(ts->evf, h));
+    CK(drv.cuStreamWaitEvent(ts->side, ts->evf, 0));
+    int k = 0;
+    for (int i = 0; i < op->ncap[0]; i++)
+        CK(do_launch_on(ts, d, h, &op->cap[k++]));
+    for (int i = 0; i < op->ncap[1]; i++)
+        CK(do_launch_on(ts, &drv, ts->side, &op->cap[k++]));
+    CK(drv.cuEventRecord(ts->evj, ts->side));
+    CK(d->cuStreamWaitEvent(h, ts->evj, 0));
+    for (int i = 0; i < op->ncap[2]; i++)
+        CK(do_launch_on(ts, d, h, &op->cap[k++]));
+    CUgraph g;
+    CK(d->cuStreamEndCapture(h, &g));
+    CUgraphExec exec;
+    CK(drv.cuGraphInstantiateWithFlags(&exec, g, 0));
+    CK(drv.cuGraphDestroy(g));
+    for (uint32_t i = 0; i < op->count; i++)
+        CK(d->cuGraphLaunch(exec, h));
+    CK(drv.cuGraphExecDestroy(exec));
+}
+
+static void run_fault(tstate *ts, const fop *op)
+{
+    const plan *p = ts->p;
+    const struct prog_drv *d = T(p, op->stream);
+    CUstream h = p->st[op->stream].h;
+    CK(drv.cuCtxSynchronize());
+    for (int i = 0; i < p->nstreams; i++)
+        observe(ts, i);
+    CUdeviceptr dst = p->b[0].d;
+    uint32_t code = CUDA_ERROR_ILLEGAL_ADDRESS, n = 1;
+    void *params[] = {&dst, &code, &n};
+    prog_count_launch();
+    CK(d->cuLaunchKernel(ts->fn[K_COUNT], 1, 1, 1, 1, 1, 1, 0, h, params, NULL));
+    ts->h = prog_hash_u64(ts->h, (uint64_t)d->cuStreamSynchronize(h));
+    if (op->body >= 0)
+        for (int i = 0; i < p->body[op->body].len; i++)
+            ts->h = prog_hash_u64(ts->h, (uint64_t)do_launch_on(ts, d, h, &p->body[op->body].l[i]));
+    ts->h = prog_hash_u64(ts->h, (uint64_t)d->cuStreamSynchronize(h));
+    ts->faulted = 1;
 }
 
 static void sync_stream_op(tstate *ts, const fop *op)
@@ -911,7 +1144,25 @@ static void run_op(tstate *ts, const fop *op)
     CUdeviceptr bd = op->buf >= 0 ? p->b[op->buf].d : 0;
     switch (op->kind) {
     case OP_LAUNCH:
-        do_launch(p, s, &op->l);
+        do_launch(ts, s, &op->l);
+        break;
+    case OP_CAPTURE:
+        run_capture(ts, op);
+        break;
+    case OP_FUNC_ATTR:
+        CK(drv.cuFuncSetAttribute(ts->fn[op->l.k],
+                                  op->count ? CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+                                            : CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  (int)op->value));
+        break;
+    case OP_MODULE_RELOAD:
+        prog_kernels_unload(&ts->k);
+        prog_kernels_load(&ts->k, (int)op->value);
+        kernels_of(&ts->k, ts->fn);
+        ts->fn[K_COUNT] = ts->k.fault;
+        break;
+    case OP_FAULT:
+        run_fault(ts, op);
         break;
     case OP_H2D_ASYNC:
         CK(d->cuMemcpyHtoDAsync(bd, op->pin ? op->pin : op->host, op->count * sizeof(uint32_t), h));
@@ -978,11 +1229,43 @@ static void *thread_main(void *arg)
     tstate *ts = arg;
     prog_thread_init();
     CK(drv.cuEventCreate(&ts->ev, CU_EVENT_DISABLE_TIMING));
+    memcpy(ts->fn, kfn, sizeof kfn);
+    ts->fn[K_COUNT] = K.fault;
+    if (ts->p->extended) {
+        prog_kernels_load(&ts->k, 0);
+        kernels_of(&ts->k, ts->fn);
+        ts->fn[K_COUNT] = ts->k.fault;
+        CK(drv.cuStreamCreate(&ts->side, CU_STREAM_NON_BLOCKING));
+        CK(drv.cuEventCreate(&ts->evf, CU_EVENT_DISABLE_TIMING));
+        CK(drv.cuEventCreate(&ts->evj, CU_EVENT_DISABLE_TIMING));
+    }
     const fthread *th = &ts->p->th[ts->t];
-    for (int i = 0; i < th->nops; i++)
+    for (int i = 0; i < th->nops && !ts->faulted; i++)
         if (!skipped(th->ops[i].id))
             run_op(ts, &th->ops[i]);
+    if (ts->p->extended && !ts->faulted) {
+        CK(drv.cuStreamSynchronize(ts->side));
+        CK(drv.cuStreamDestroy(ts->side));
+        CK(drv.cuEventDestroy(ts->evf));
+        CK(drv.cuEventDestroy(ts->evj));
+    }
     return NULL;
+}
+
+/* After a fault: the primary context is reset (everything in it is gone) and
+ * made current again with the kernels loaded anew, for the next seed. */
+static void reset_after_fault(plan *p)
+{
+    CUdevice dev;
+    CK(drv.cuDeviceGet(&dev, 0));
+    CK(drv.cuDevicePrimaryCtxReset(dev));
+    CK(drv.cuDevicePrimaryCtxRetain(&prog_ctx, dev));
+    CK(drv.cuCtxSetCurrent(prog_ctx));
+    prog_kernels_load(&K, 0);
+    kernels_of(&K, kfn);
+    for (int t = 0; t < p->nthreads; t++)
+        for (int i = 0; i < p->th[t].nops; i++)
+            p->th[t].ops[i].pin = NULL; /* freed by the reset */
 }
 
 static uint64_t run_plan(plan *p)
@@ -1040,6 +1323,13 @@ static uint64_t run_plan(plan *p)
     for (int t = 0; t < p->nthreads; t++)
         pthread_join(tid[t], NULL);
 
+    if (ts[0].faulted) { /* single-thread programs only: nothing more can be read */
+        uint64_t h = prog_hash_u64(prog_hash_u64(PROG_HASH_INIT, p->seed), ts[0].h);
+        for (int s = 0; s < MAX_STREAMS; s++)
+            free(ts[0].pend[s]);
+        reset_after_fault(p);
+        return h;
+    }
     CK(drv.cuCtxSynchronize());
     uint64_t h = prog_hash_u64(PROG_HASH_INIT, p->seed);
     for (int t = 0; t < p->nthreads; t++) {
@@ -1065,6 +1355,9 @@ static uint64_t run_plan(plan *p)
         if (p->st[s].kind == SK_BLOCKING || p->st[s].kind == SK_NON_BLOCKING)
             CK(drv.cuStreamDestroy(p->st[s].h));
     for (int t = 0; t < p->nthreads; t++)
+        if (p->extended)
+            prog_kernels_unload(&ts[t].k);
+    for (int t = 0; t < p->nthreads; t++)
         for (int i = 0; i < p->th[t].nops; i++)
             if (p->th[t].ops[i].pin) {
                 CK(drv.cuMemFreeHost(p->th[t].ops[i].pin));
@@ -1078,13 +1371,13 @@ static uint64_t run_plan(plan *p)
 static void usage(void)
 {
     prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
-             "[--max-ops K] [--drop I,J,...] [--count-ops]");
+             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]");
 }
 
 int main(int argc, char **argv)
 {
     unsigned long long first = 0, last = 99;
-    int min_threads = 1, max_threads = 3, verbose = 0, count_ops = 0;
+    int min_threads = 1, max_threads = 3, verbose = 0, count_ops = 0, extended = 0, faults = 0;
     const char *seeds_env = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1125,6 +1418,12 @@ int main(int argc, char **argv)
             verbose = 1;
         } else if (!strcmp(a, "--count-ops")) {
             count_ops = 1;
+        } else if (!strcmp(a, "--ops=extended")) {
+            extended = 1;
+        } else if (!strcmp(a, "--ops=default")) {
+            extended = 0;
+        } else if (!strcmp(a, "--faults")) {
+            faults = 1;
         } else {
             usage();
         }
@@ -1155,7 +1454,7 @@ int main(int argc, char **argv)
 
     if (count_ops) {
         plan p;
-        plan_generate(&p, first, min_threads, max_threads);
+        plan_generate(&p, first, min_threads, max_threads, extended, faults);
         printf("ops %d droppable ", p.total_ops);
         int any = 0;
         for (int t = 0; t < p.nthreads; t++)
@@ -1172,19 +1471,11 @@ int main(int argc, char **argv)
     prog_init();
     prog_drv_load_into(&drv_pt, PROG_ACCESS_PROCADDR_PTDS);
     prog_kernels_load(&K, 0);
-    kfn[K_FILL] = K.fill;
-    kfn[K_MIX] = K.mix;
-    kfn[K_ADD] = K.add;
-    kfn[K_AXPY] = K.axpy;
-    kfn[K_COPY] = K.copy;
-    kfn[K_STAMP] = K.stamp;
-    kfn[K_PACKED] = K.packed;
-    kfn[K_REDUCE] = K.reduce;
-    kfn[K_NOP] = K.nop;
+    kernels_of(&K, kfn);
 
     for (unsigned long long seed = first; seed <= last; seed++) {
         plan p;
-        plan_generate(&p, seed, min_threads, max_threads);
+        plan_generate(&p, seed, min_threads, max_threads, extended, faults);
         if (verbose)
             print_plan(&p);
         uint64_t h = run_plan(&p);

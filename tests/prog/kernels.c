@@ -13,6 +13,7 @@
  * and fully deterministic. */
 #include "../sim/simkernel.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -185,3 +186,25 @@ static void nop_body(const simcuda_dims *d, void **args)
     (void)args;
 }
 SIMCUDA_KERNEL0(nop, nop_body);
+
+/* fault(u32 *dst, u32 code, u32 n): with code 0, dst[i] += 1; else the kernel
+ * faults with that CUresult (700 CUDA_ERROR_ILLEGAL_ADDRESS, 710
+ * CUDA_ERROR_ASSERT): the simulated driver makes it the context's sticky
+ * error (simcuda_device_fault), as a GPU does with an illegal address or a
+ * failed device-side assert */
+static void fault_body(const simcuda_dims *d, void **args)
+{
+    uint32_t *dst = ARG(uint32_t *, 0), code = ARG(uint32_t, 1), n = limit(d, ARG(uint32_t, 2));
+    if (!code) {
+        for (uint32_t i = 0; i < n; i++)
+            dst[i] += 1;
+        return;
+    }
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void (*raise_fault)(int) = lib ? (void (*)(int))dlsym(lib, "simcuda_device_fault") : NULL;
+    if (raise_fault)
+        raise_fault((int)code);
+    if (lib)
+        dlclose(lib);
+}
+SIMCUDA_KERNEL(fault, fault_body, sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t));

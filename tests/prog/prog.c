@@ -135,6 +135,7 @@ void prog_kernels_load(prog_kernels *k, int alt)
     PROG_GETFN(flag_wait);
     PROG_GETFN(delay);
     PROG_GETFN(nop);
+    PROG_GETFN(fault);
 #undef PROG_GETFN
 }
 
@@ -148,6 +149,20 @@ void prog_launch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CU
 {
     prog_count_launch();
     CK(drv.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, s, params, NULL));
+}
+
+CUresult prog_launch_rc(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params)
+{
+    prog_count_launch();
+    return drv.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, s, params, NULL);
+}
+
+const char *prog_err_name(CUresult r)
+{
+    const char *name = NULL;
+    if (drv.cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+        return "?";
+    return name;
 }
 
 void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params,

@@ -27,7 +27,7 @@ void prog_thread_init(void);
 /* The kernels of kernels.c. */
 typedef struct prog_kernels {
     CUmodule mod;
-    CUfunction fill, mix, add, axpy, copy, stamp, packed, reduce, flag_inc, flag_wait, delay, nop;
+    CUfunction fill, mix, add, axpy, copy, stamp, packed, reduce, flag_inc, flag_wait, delay, nop, fault;
 } prog_kernels;
 
 CUmodule prog_module_load(const char *so_path);
@@ -42,6 +42,12 @@ void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem,
                     CUlaunchAttribute *attrs, unsigned nattrs);
 void prog_launch_extra(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void *argbuf,
                        size_t argsize);
+
+/* A counted launch that returns the driver's answer instead of failing (for
+ * programs that look at launch errors). */
+CUresult prog_launch_rc(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params);
+/* The name of a CUresult ("CUDA_ERROR_ILLEGAL_ADDRESS"). */
+const char *prog_err_name(CUresult r);
 
 /* The usual configuration for n elements: 64 threads a block, enough blocks. */
 #define PROG_BLOCK 64u

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifndef PROG_KERNELS_SO
 #error "build with -DPROG_KERNELS_SO=\"/abs/path/libprogkernels.so\""
@@ -47,4 +48,21 @@ void prog_report_launches(void)
 {
     fflush(stdout);
     fprintf(stderr, "launches_made=%llu\n", (unsigned long long)prog_launches_made());
+}
+
+void prog_report_rss(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long rss = -1, peak = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6))
+            rss = strtol(line + 6, NULL, 10);
+        else if (!strncmp(line, "VmHWM:", 6))
+            peak = strtol(line + 6, NULL, 10);
+    }
+    if (f)
+        fclose(f);
+    fflush(stdout);
+    fprintf(stderr, "rss_kb=%ld\nrss_peak_kb=%ld\n", rss, peak);
 }

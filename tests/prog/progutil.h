@@ -37,4 +37,8 @@ void prog_count_launch(void);
 uint64_t prog_launches_made(void);
 void prog_report_launches(void);
 
+/* Prints "rss_kb=<VmRSS>" and "rss_peak_kb=<VmHWM>" (from /proc/self/status)
+ * on stderr, which the runner reads as prog.rss_kb and prog.rss_peak_kb. */
+void prog_report_rss(void);
+
 #endif

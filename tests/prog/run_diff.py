@@ -17,9 +17,13 @@ Values the checks can name (KEY):
   replay_fraction            launches_replayed / launches_seen
   launches_per_graph_launch  launches_replayed / graph_launches
   launches_made              the program's "launches_made=N" stderr line
-  sim.kernels, sim.graph_launches, sim.graph_kernels
+  sim.kernels, sim.graph_launches, sim.graph_kernels, sim.faults,
+  sim.priority_kernels, sim.priority_sum, sim.graph_execs_live
                              the simulator's statistics in the encore run
-  base.sim.kernels, ...      the same in the baseline run
+                             (every KEY=N of its "simcuda: " lines)
+  prog.KEY                   a "KEY=N" line the program printed on stderr
+                             (rss_kb, ...) in the encore run
+  base.sim.kernels, base.prog.rss_kb, ...  the same in the baseline run
 A check's VALUE is a number or another KEY.
 
 Exit status: 0 pass, 1 fail, 77 skip (libencore.so or the simulator missing).
@@ -61,8 +65,9 @@ def flatten(obj, prefix=""):
     return out
 
 
-SIM_RE = re.compile(r"^simcuda: kernels=(\d+) graph_launches=(\d+) graph_kernels=(\d+)\s*$", re.M)
+SIM_LINE_RE = re.compile(r"^simcuda: (\w+=-?\d+(?: \w+=-?\d+)*)\s*$", re.M)
 LAUNCHES_RE = re.compile(r"^launches_made=(\d+)\s*$", re.M)
+PROG_KV_RE = re.compile(r"^([a-z][a-z0-9_]*)=(-?\d+)\s*$", re.M)
 
 
 def split_sim_lines(stdout):
@@ -72,12 +77,18 @@ def split_sim_lines(stdout):
 
 
 def sim_stats(text):
-    m = None
-    for m in SIM_RE.finditer(text):
-        pass
-    if not m:
-        return {}
-    return {"kernels": int(m.group(1)), "graph_launches": int(m.group(2)), "graph_kernels": int(m.group(3))}
+    """Every KEY=N of the simulator's "simcuda: " statistics lines (the last value wins)."""
+    out = {}
+    for m in SIM_LINE_RE.finditer(text):
+        for kv in m.group(1).split():
+            k, v = kv.split("=")
+            out[k] = int(v)
+    return out
+
+
+def prog_stats(text):
+    """The program's own "KEY=N" lines on stderr (the last value wins)."""
+    return {m.group(1): int(m.group(2)) for m in PROG_KV_RE.finditer(text)}
 
 
 class Run:
@@ -232,6 +243,10 @@ def values_of(summary, enc, base):
         vals["sim." + k] = v
     for k, v in sim_stats(base.stderr + "\n" + base.stdout).items():
         vals["base.sim." + k] = v
+    for k, v in prog_stats(enc.stderr).items():
+        vals["prog." + k] = v
+    for k, v in prog_stats(base.stderr).items():
+        vals["base.prog." + k] = v
     m = None
     for m in LAUNCHES_RE.finditer(base.stderr):
         pass
@@ -262,6 +277,15 @@ def check_expectations(args, vals, enc, failures, notes):
 
     ops = [("==", args.expect, lambda a, b: a == b), (">=", args.expect_min, lambda a, b: a >= b),
            ("<=", args.expect_max, lambda a, b: a <= b)]
+    for kv in args.expect_max_over_base:
+        key, delta = parse_kv(kv, "--expect-max-over-base")
+        got, base_val = get(key), get("base." + key)
+        if got is None or base_val is None:
+            continue
+        if got > base_val + float(delta):
+            failures.append(f"{key} = {fmt(got)}, expected <= base.{key} ({fmt(base_val)}) + {delta}")
+        else:
+            notes.append(f"{key} = {fmt(got)} (<= base.{key} {fmt(base_val)} + {delta})")
     if args.expect_launches_made:
         args.expect.append("launches_seen=launches_made")
     for sym, items, ok in ops:
@@ -386,6 +410,8 @@ def main():
     ap.add_argument("--expect", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--expect-min", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--expect-max", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--expect-max-over-base", action="append", default=[], metavar="KEY=DELTA",
+                    help="KEY in the encore run <= base.KEY (the baseline run's) + DELTA, e.g. prog.rss_kb=8192")
     ap.add_argument("--expect-launches-made", action="store_true",
                     help="launches_seen must equal the program's launches_made=N")
     ap.add_argument("--expect-stderr-contains", action="append", default=[], metavar="TEXT")

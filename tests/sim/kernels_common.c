@@ -10,6 +10,7 @@
  * Several kernels are deliberately order-sensitive (hash_mix, scale_add_u32
  * in place) so that a launch executed out of order or twice changes the
  * result. */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -112,3 +113,21 @@ static void sleep_us_body(const simcuda_dims *d, void **args) {
     nanosleep(&ts, NULL);
 }
 SIMCUDA_KERNEL(sleep_us, sleep_us_body, sizeof(uint32_t));
+
+/* fault_u32(uint32_t *ptr, uint32_t code): with code 0, ptr[0] += 1; else the
+ * kernel "faults" with that CUresult (700 CUDA_ERROR_ILLEGAL_ADDRESS, 710
+ * CUDA_ERROR_ASSERT, ...): the context takes it as its sticky error (see
+ * simcuda_device_fault in sim_core.c). Layout: ptr@0, code@8. */
+static void fault_u32_body(const simcuda_dims *d, void **args) {
+    (void)d;
+    uint32_t code = ARG(uint32_t, 1);
+    if (!code) {
+        ARG(uint32_t *, 0)[0] += 1;
+        return;
+    }
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void (*raise_fault)(int) = lib ? (void (*)(int))dlsym(lib, "simcuda_device_fault") : NULL;
+    if (raise_fault) raise_fault((int)code);
+    if (lib) dlclose(lib);
+}
+SIMCUDA_KERNEL(fault_u32, fault_u32_body, sizeof(uint32_t *), sizeof(uint32_t));

@@ -24,6 +24,9 @@
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int g_initialized;
 atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
+atomic_ullong g_stat_faults, g_stat_prio_kernels;
+atomic_llong g_stat_prio_sum, g_stat_execs_live;
+__thread sim_stream *sim_t_running;
 
 #define CTX_MAGIC 0x43545821
 
@@ -84,6 +87,19 @@ void sim_reg_del(const void *p) {
     pthread_mutex_unlock(&g_reg_mu);
 }
 
+void sim_reg_foreach(int type, void (*fn)(void *p, void *ud), void *ud) {
+    pthread_mutex_lock(&g_reg_mu);
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < g_reg_cap; i++)
+        n += g_reg[i].p && g_reg[i].p != REG_TOMB && g_reg[i].type == type;
+    void **v = n ? malloc(n * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < g_reg_cap; i++)
+        if (g_reg[i].p && g_reg[i].p != REG_TOMB && g_reg[i].type == type) v[k++] = (void *)g_reg[i].p;
+    pthread_mutex_unlock(&g_reg_mu);
+    for (size_t i = 0; i < k; i++) fn(v[i], ud);
+    free(v);
+}
+
 void *sim_reg_get(const void *p, int type) {
     void *r = NULL;
     if (!p || p == REG_TOMB) return NULL;
@@ -130,6 +146,10 @@ static void stats_at_exit(void) {
             (unsigned long long)atomic_load(&g_stat_kernels),
             (unsigned long long)atomic_load(&g_stat_graph_launches),
             (unsigned long long)atomic_load(&g_stat_graph_kernels));
+    fprintf(stderr, "simcuda: faults=%llu priority_kernels=%llu priority_sum=%lld graph_execs_live=%lld\n",
+            (unsigned long long)atomic_load(&g_stat_faults),
+            (unsigned long long)atomic_load(&g_stat_prio_kernels), (long long)atomic_load(&g_stat_prio_sum),
+            (long long)atomic_load(&g_stat_execs_live));
 }
 
 __attribute__((constructor)) static void sim_configure(void) {
@@ -156,6 +176,19 @@ SIM_EXPORT void simcuda_get_stats(unsigned long long *kernels, unsigned long lon
     if (graph_kernels) *graph_kernels = atomic_load(&g_stat_graph_kernels);
 }
 
+/* A kernel body that "faults" (an illegal address, a failed device-side
+ * assert) calls this on the stream's worker (kernels reach it with
+ * dlopen("libcuda.so.1", RTLD_NOLOAD) + dlsym): the context takes the sticky
+ * error `code`, runs nothing more, and every later call that touches it
+ * returns that error until the primary context is reset. */
+SIM_EXPORT void simcuda_device_fault(int code) {
+    sim_stream *s = sim_t_running;
+    if (!s) return;
+    int none = 0;
+    atomic_compare_exchange_strong(&s->ctx->sticky, &none, code ? code : (int)CUDA_ERROR_LAUNCH_FAILED);
+    atomic_fetch_add(&g_stat_faults, 1);
+}
+
 /* Like the real driver, a forked child cannot use what its parent
  * initialised (the stream workers are not there): every call that needs
  * the driver initialised fails in it. */
@@ -164,8 +197,12 @@ static void after_fork_in_child(void) {
     if (atomic_load(&g_initialized)) atomic_store(&g_forked_child, 1);
 }
 
+/* Set by the driver's own teardown at exit (SIMCUDA_TEARDOWN_AT_EXIT). */
+static atomic_int g_torn_down;
+
 CUresult sim_check_init(void) {
     if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (atomic_load(&g_torn_down)) return CUDA_ERROR_DEINITIALIZED;
     return atomic_load(&g_initialized) ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
 
@@ -180,11 +217,34 @@ static double now_ms(void) {
 /* ------------------------------------------------------------------------ */
 /* init and device                                                          */
 /* ------------------------------------------------------------------------ */
+static void ctx_sync_all(sim_ctx *c);
+static sim_ctx *g_primary;
+
+/* The driver tears itself down at exit, from an atexit handler registered by
+ * the first cuInit (so it runs before the handlers registered earlier, a
+ * preloaded library's among them): the primary context's work is drained,
+ * then every call returns CUDA_ERROR_DEINITIALIZED. Which handler a real
+ * process runs first depends on the runtime and the libraries (cudart tears
+ * down from its own exit handler); this models the order in which a
+ * preloaded library's exit handler comes too late. SIMCUDA_TEARDOWN_AT_EXIT=0
+ * turns it off. */
+static void teardown_at_exit(void) {
+    if (atomic_load(&g_forked_child)) return; /* the parent's streams have no workers here */
+    if (g_primary) ctx_sync_all(g_primary);
+    atomic_store(&g_torn_down, 1);
+}
+static void register_teardown(void) {
+    const char *v = getenv("SIMCUDA_TEARDOWN_AT_EXIT");
+    if (!v || strcmp(v, "0") != 0) atexit(teardown_at_exit);
+}
+
 CUresult cuInit(unsigned int Flags) {
-    static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+    static pthread_once_t fork_once = PTHREAD_ONCE_INIT, teardown_once = PTHREAD_ONCE_INIT;
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (atomic_load(&g_torn_down)) return CUDA_ERROR_DEINITIALIZED;
     pthread_once(&fork_once, register_fork_handler);
+    pthread_once(&teardown_once, register_teardown);
     atomic_store(&g_initialized, 1);
     return CUDA_SUCCESS;
 }
@@ -324,7 +384,6 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
 /* ------------------------------------------------------------------------ */
 static __thread sim_ctx **t_stack;
 static __thread int t_depth, t_stackcap;
-static sim_ctx *g_primary;
 static int g_primary_refs;
 static unsigned g_primary_flags;
 
@@ -343,6 +402,7 @@ CUresult sim_require_ctx(sim_ctx **out) {
     if (rc) return rc;
     sim_ctx *c = sim_current_ctx();
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if ((rc = sim_ctx_sticky(c))) return rc;
     if (out) *out = c;
     return CUDA_SUCCESS;
 }
@@ -404,8 +464,6 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, uns
     (void)ctxCreateParams;
     return ctx_create(pctx, flags, dev);
 }
-
-static void ctx_sync_all(sim_ctx *c);
 
 static CUresult ctx_destroy(CUcontext h) {
     CUresult rc = sim_check_init();
@@ -611,13 +669,19 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     return CUDA_SUCCESS;
 }
 
+static void ctx_reset(sim_ctx *c);
+
+/* Released to zero references, the primary context is destroyed like a
+ * reset (below); its handle stays valid for a later retain. */
 static CUresult primary_release(CUdevice dev) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
     pthread_mutex_lock(&g_mu);
     if (g_primary_refs <= 0) { pthread_mutex_unlock(&g_mu); return CUDA_ERROR_INVALID_CONTEXT; }
-    g_primary_refs--;
+    bool last = --g_primary_refs == 0;
+    sim_ctx *c = g_primary;
     pthread_mutex_unlock(&g_mu);
+    if (last && c) ctx_reset(c);
     return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return primary_release(dev); }
@@ -649,9 +713,9 @@ CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) { retur
 static CUresult primary_reset(CUdevice dev) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
-    /* The context object stays valid (handles cached by the program keep
-     * working); its work is drained and its flags reset. */
-    if (g_primary) ctx_sync_all(g_primary);
+    /* The context object stays valid (the program may make it current again
+     * and keep using it); everything in it is destroyed: see ctx_reset. */
+    if (g_primary) ctx_reset(g_primary);
     pthread_mutex_lock(&g_mu);
     g_primary_flags = 0;
     g_primary_refs = 0;
@@ -685,7 +749,13 @@ static void *worker_main(void *arg) {
         for (int i = 0; i < op->ndeps; i++) sim_wait_seq(op->deps[i].s, op->deps[i].seq);
         bool stop = op->w.kind == W_STOP;
         sim_jitter(s);
-        sim_work_run(&op->w, s, false);
+        /* after a fault the context runs nothing more (a free still frees) */
+        if (!sim_ctx_sticky(s->ctx) || op->w.kind == W_FREE) {
+            int prio = op->w.kind == W_KERNEL && op->w.u.k.prio_set ? op->w.u.k.prio : s->priority;
+            sim_t_running = s;
+            sim_work_run(&op->w, s, false, prio);
+            sim_t_running = NULL;
+        }
         sim_work_release(&op->w);
 
         pthread_mutex_lock(&s->mu);
@@ -763,8 +833,10 @@ static void pts_destroy(void *arg) {
     for (int i = 0; i < l->n; i++) {
         sim_stream *s = l->v[i].s;
         pthread_mutex_lock(&g_mu);
+        bool dead = s->dead; /* stopped by a context reset */
         uint64_t last = s->enqueued;
         pthread_mutex_unlock(&g_mu);
+        if (dead) continue;
         sim_wait_seq(s, last);
         pthread_mutex_lock(&g_mu);
         stream_stop_locked(s);
@@ -778,7 +850,13 @@ static void pts_key_init(void) { pthread_key_create(&g_pts_key, pts_destroy); }
 static sim_stream *per_thread_stream(sim_ctx *ctx) {
     if (t_pts)
         for (int i = 0; i < t_pts->n; i++)
-            if (t_pts->v[i].ctx == ctx) return t_pts->v[i].s;
+            if (t_pts->v[i].ctx == ctx) {
+                if (!t_pts->v[i].s->dead) return t_pts->v[i].s;
+                /* stopped by a context reset: a new one */
+                sim_stream *s = stream_new(ctx, SK_PERTHREAD, 0, 0);
+                if (s) t_pts->v[i].s = s;
+                return s;
+            }
     pthread_once(&g_pts_once, pts_key_init);
     if (!t_pts) {
         t_pts = calloc(1, sizeof *t_pts);
@@ -805,6 +883,7 @@ CUresult sim_stream_resolve(CUstream h, int ptds, sim_stream **out) {
         sim_ctx *c = sim_current_ctx();
         if (!c) return CUDA_ERROR_INVALID_CONTEXT;
         bool pt = h == CU_STREAM_PER_THREAD || (h == NULL && ptds);
+        if ((rc = sim_ctx_sticky(c))) return rc;
         sim_stream *s = pt ? per_thread_stream(c) : c->legacy;
         if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
         *out = s;
@@ -813,6 +892,7 @@ CUresult sim_stream_resolve(CUstream h, int ptds, sim_stream **out) {
     sim_stream *s = sim_reg_get(h, T_STREAM);
     if (!s || s->dead) return CUDA_ERROR_INVALID_HANDLE;
     if (s->ctx->dead) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if ((rc = sim_ctx_sticky(s->ctx))) return rc;
     *out = s;
     return CUDA_SUCCESS;
 }
@@ -911,7 +991,10 @@ static CUresult submit(sim_stream *s, sim_work *w, int flags) {
         sim_work_release(w);
         return rc;
     }
-    if (flags & SUB_WAIT) sim_wait_seq(s, seq);
+    if (flags & SUB_WAIT) {
+        sim_wait_seq(s, seq);
+        return sim_ctx_sticky(s->ctx);
+    }
     return CUDA_SUCCESS;
 }
 
@@ -947,7 +1030,7 @@ static CUresult ctx_synchronize(sim_ctx *c) {
     pthread_mutex_unlock(&g_mu);
     if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     ctx_sync_all(c);
-    return CUDA_SUCCESS;
+    return sim_ctx_sticky(c);
 }
 CUresult cuCtxSynchronize(void) {
     sim_ctx *c;
@@ -987,7 +1070,7 @@ static CUresult stream_destroy(CUstream h) {
     if (!s || s->dead) return CUDA_ERROR_INVALID_HANDLE;
     sim_reg_del(s);
     pthread_mutex_lock(&g_mu);
-    if (s->cap) sim_capture_invalidate_locked(s->cap);
+    if (s->cap) sim_capture_stream_destroyed_locked(s);
     /* pending work still runs; the worker exits after it */
     stream_stop_locked(s);
     pthread_mutex_unlock(&g_mu);
@@ -1018,7 +1101,7 @@ static CUresult stream_sync(CUstream h, int ptds) {
     uint64_t last = s->enqueued;
     pthread_mutex_unlock(&g_mu);
     sim_wait_seq(s, last);
-    return CUDA_SUCCESS;
+    return sim_ctx_sticky(s->ctx); /* a fault in the work waited for */
 }
 CUresult cuStreamSynchronize(CUstream hStream) { return stream_sync(hStream, 0); }
 CUresult cuStreamSynchronize_ptsz(CUstream hStream) { return stream_sync(hStream, 1); }
@@ -1033,6 +1116,14 @@ static CUresult stream_query(CUstream h, int ptds) {
         sim_capture_invalidate_locked(s->cap);
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (s->kind == SK_LEGACY) { /* as cuStreamSynchronize(legacy) (not recorded on a GPU) */
+        sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
+        if (c) {
+            sim_capture_invalidate_locked(c);
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
     }
     uint64_t last = s->enqueued;
     pthread_mutex_unlock(&g_mu);
@@ -1293,6 +1384,7 @@ CUresult cuMemFreeHost(void *p) {
     sim_ctx *c;
     CUresult rc = sim_require_ctx(&c);
     if (rc) return rc;
+    if ((rc = sim_unsafe_call_check())) return rc; /* like cuMemFree (not recorded on a GPU) */
     sim_alloc a;
     if (!alloc_find(p, 0, &a) || a.base != (uintptr_t)p || a.kind != A_HOST) return CUDA_ERROR_INVALID_VALUE;
     ctx_sync_all(a.ctx);
@@ -1535,12 +1627,16 @@ CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream
 /* ------------------------------------------------------------------------ */
 /* work items                                                               */
 /* ------------------------------------------------------------------------ */
-void sim_work_run(sim_work *w, sim_stream *s, bool in_graph) {
+void sim_work_run(sim_work *w, sim_stream *s, bool in_graph, int prio) {
     switch (w->kind) {
     case W_KERNEL:
         sim_kcall_run(&w->u.k);
         atomic_fetch_add(&g_stat_kernels, 1);
         if (in_graph) atomic_fetch_add(&g_stat_graph_kernels, 1);
+        if (prio) {
+            atomic_fetch_add(&g_stat_prio_kernels, 1);
+            atomic_fetch_add(&g_stat_prio_sum, prio);
+        }
         break;
     case W_MEMCPY:
         memmove(w->u.cpy.dst, w->u.cpy.staged ? w->u.cpy.staged : w->u.cpy.src, w->u.cpy.n);
@@ -1641,7 +1737,8 @@ static sim_event *event_get(CUevent h) {
 }
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
-    CUresult rc = sim_require_ctx(NULL);
+    sim_ctx *ctx;
+    CUresult rc = sim_require_ctx(&ctx);
     if (rc) return rc;
     unsigned ok = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
     if (!phEvent || (Flags & ~ok)) return CUDA_ERROR_INVALID_VALUE;
@@ -1649,6 +1746,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
     sim_event *e = calloc(1, sizeof *e);
     if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
     e->magic = EVENT_MAGIC;
+    e->ctx = ctx;
     e->flags = Flags;
     atomic_store(&e->refs, 1);
     pthread_mutex_init(&e->mu, NULL);
@@ -1689,9 +1787,9 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, int ptds) {
         }
     }
     if (s->cap) {
-        sim_capture_event_record_locked(s, e);
+        rc = sim_capture_event_record_locked(s, e);
         pthread_mutex_unlock(&g_mu);
-        return CUDA_SUCCESS;
+        return rc;
     }
     pthread_mutex_lock(&e->mu);
     uint64_t gen = ++e->gen;
@@ -1754,6 +1852,7 @@ CUresult cuEventQuery(CUevent hEvent) {
     if (rc) return rc;
     sim_event *e = event_get(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if ((rc = sim_ctx_sticky(e->ctx))) return rc;
     if ((rc = sim_unsafe_call_check())) return rc;
     sim_stream *s;
     uint64_t seq;
@@ -1767,12 +1866,13 @@ CUresult cuEventSynchronize(CUevent hEvent) {
     if (rc) return rc;
     sim_event *e = event_get(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if ((rc = sim_ctx_sticky(e->ctx))) return rc;
     if ((rc = sim_unsafe_call_check())) return rc;
     sim_stream *s;
     uint64_t seq;
     if ((rc = event_snapshot(e, &s, &seq))) return rc;
     if (s) sim_wait_seq(s, seq);
-    return CUDA_SUCCESS;
+    return sim_ctx_sticky(e->ctx); /* a fault in the work waited for */
 }
 
 static CUresult elapsed(float *ms, CUevent a, CUevent b) {
@@ -1835,3 +1935,56 @@ static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags, int pt
 }
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) { return stream_wait_event(hStream, hEvent, Flags, 0); }
 CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) { return stream_wait_event(hStream, hEvent, Flags, 1); }
+
+/* ------------------------------------------------------------------------ */
+/* primary-context reset                                                    */
+/* ------------------------------------------------------------------------ */
+static void event_drop_cb(void *p, void *ud) {
+    sim_event *e = event_get((CUevent)p);
+    if (!e || e->ctx != ud) return;
+    sim_reg_del(e);
+    pthread_mutex_lock(&g_mu);
+    e->magic = 0;
+    pthread_mutex_unlock(&g_mu);
+    sim_event_unref(e);
+}
+
+/* The context's allocations go away (device, managed and page-locked host
+ * memory is freed; registered host memory is only unregistered). */
+static void allocs_drop_ctx(sim_ctx *c) {
+    pthread_mutex_lock(&g_alloc_mu);
+    for (int i = 0; i < g_nallocs; i++) {
+        sim_alloc *a = &g_allocs[i];
+        if (a->ctx != c) continue;
+        if (a->kind == A_DEVICE || a->kind == A_MANAGED) g_dev_used -= a->size;
+        if (a->kind != A_REGISTERED) free((void *)a->base);
+        g_allocs[i--] = g_allocs[--g_nallocs];
+    }
+    pthread_mutex_unlock(&g_alloc_mu);
+}
+
+/* cuDevicePrimaryCtxReset, or the primary context released to zero
+ * references: the context's work is drained, then everything in it is
+ * destroyed: its streams (the legacy stream excepted) and the captures they
+ * take part in, its events, its executable graphs, its modules (libraries,
+ * which are context-independent, stay), its memory; the sticky error is
+ * cleared. Handles of those objects are invalid afterwards. A thread's
+ * per-thread default stream is a new one at its next use. */
+static void ctx_reset(sim_ctx *c) {
+    ctx_sync_all(c);
+    pthread_mutex_lock(&g_mu);
+    sim_capture_drop_ctx_locked(c);
+    for (int i = 0; i < c->nstreams; i++) {
+        sim_stream *s = c->streams[i];
+        if (s->kind == SK_LEGACY || s->dead) continue;
+        if (s->kind == SK_USER) sim_reg_del(s);
+        stream_stop_locked(s);
+    }
+    c->epoch++;
+    atomic_store(&c->sticky, 0);
+    pthread_mutex_unlock(&g_mu);
+    sim_reg_foreach(T_EVENT, event_drop_cb, c);
+    sim_exec_drop_ctx(c);
+    sim_module_drop_ctx(c);
+    allocs_drop_ctx(c);
+}

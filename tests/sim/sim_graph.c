@@ -20,6 +20,7 @@
 struct sim_exec {
     int magic;
     sim_ctx *ctx;
+    bool node_prio;         /* CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY */
     int n;
     sim_work *works;        /* one per node of the source graph, same index */
     CUgraphNodeType *types;
@@ -30,6 +31,7 @@ struct sim_exec {
 };
 
 struct sim_gsnap {
+    bool node_prio;
     int n;
     sim_work *works;
     int *dstart, *didx, *order;
@@ -457,11 +459,13 @@ int sim_capture_add_locked(sim_stream *s, sim_work *w, CUresult *rc) {
     return 1;
 }
 
-void sim_capture_event_record_locked(sim_stream *s, sim_event *e) {
+CUresult sim_capture_event_record_locked(sim_stream *s, sim_event *e) {
+    /* like work submitted to an invalidated capture (not recorded on a GPU) */
+    if (s->cap->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     sim_node **v = s->nfrontier ? malloc((size_t)s->nfrontier * sizeof *v) : NULL;
     if (s->nfrontier && !v) {
         s->cap->invalidated = true;
-        return;
+        return CUDA_ERROR_OUT_OF_MEMORY;
     }
     for (int i = 0; i < s->nfrontier; i++) v[i] = s->frontier[i];
     pthread_mutex_lock(&e->mu);
@@ -473,6 +477,7 @@ void sim_capture_event_record_locked(sim_stream *s, sim_event *e) {
     e->recorded = false;
     e->s = NULL;
     pthread_mutex_unlock(&e->mu);
+    return CUDA_SUCCESS;
 }
 
 static int members_add(sim_capture *c, sim_stream *s) {
@@ -572,6 +577,55 @@ CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode
 CUresult cuStreamBeginCapture(CUstream hStream) { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0); }
 CUresult cuStreamBeginCapture_ptsz(CUstream hStream) { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1); }
 
+/* Ends capture c: its streams leave capture mode. Returns its graph when
+ * keep, else frees it and returns NULL. g_mu held. */
+static sim_graph *capture_terminate_locked(sim_capture *c, bool keep) {
+    for (int i = 0; i < c->nmembers; i++) {
+        c->members[i]->cap = NULL;
+        c->members[i]->nfrontier = 0;
+    }
+    for (sim_capture **pp = &g_caps; *pp; pp = &(*pp)->next)
+        if (*pp == c) { *pp = c->next; break; }
+    sim_graph *g = c->graph;
+    if (!keep) {
+        graph_free(g);
+        g = NULL;
+    }
+    free(c->members);
+    free(c);
+    return g;
+}
+
+/* A stream destroyed while it captures (not recorded on a GPU): the origin's
+ * capture ends (abandoned, its graph discarded: nothing can end it any more);
+ * a stream forked into a capture leaves it and invalidates it (it can never
+ * be joined back). */
+void sim_capture_stream_destroyed_locked(sim_stream *s) {
+    sim_capture *c = s->cap;
+    if (!c) return;
+    if (c->origin == s) {
+        capture_terminate_locked(c, false);
+        return;
+    }
+    c->invalidated = true;
+    for (int i = 0; i < c->nmembers; i++)
+        if (c->members[i] == s) {
+            c->members[i] = c->members[--c->nmembers];
+            break;
+        }
+    s->cap = NULL;
+    s->nfrontier = 0;
+}
+
+void sim_capture_drop_ctx_locked(sim_ctx *ctx) {
+    for (sim_capture *c = g_caps, *next; c; c = next) {
+        next = c->next;
+        bool mine = false;
+        for (int i = 0; i < c->nmembers; i++) mine |= c->members[i]->ctx == ctx;
+        if (mine) capture_terminate_locked(c, false);
+    }
+}
+
 /* is node a reachable backwards from any node of v (or in v)? */
 static bool reaches(sim_node *const *v, int n, sim_node *a, int nn) {
     if (!nn) return false;
@@ -623,20 +677,8 @@ static CUresult end_capture(CUstream h, CUgraph *phGraph, int ptds) {
     }
     if (!rc) rc = (CUresult)env_code("SIMCUDA_FAIL_CAPTURE", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     /* the capture ends either way */
-    for (int i = 0; i < c->nmembers; i++) {
-        c->members[i]->cap = NULL;
-        c->members[i]->nfrontier = 0;
-    }
-    for (sim_capture **pp = &g_caps; *pp; pp = &(*pp)->next)
-        if (*pp == c) { *pp = c->next; break; }
-    if (rc) {
-        graph_free(c->graph);
-        *phGraph = NULL;
-    } else {
-        *phGraph = (CUgraph)c->graph;
-    }
-    free(c->members);
-    free(c);
+    sim_graph *g = capture_terminate_locked(c, rc == CUDA_SUCCESS);
+    *phGraph = (CUgraph)g;
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
@@ -741,7 +783,7 @@ static int copy_works(sim_work *w, sim_graph *g) {
     return 0;
 }
 
-static CUresult instantiate(CUgraphExec *pe, CUgraph hg) {
+static CUresult instantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flags) {
     CUresult rc = sim_require_ctx(NULL);
     if (rc) return rc;
     if (!pe) return CUDA_ERROR_INVALID_VALUE;
@@ -753,6 +795,12 @@ static CUresult instantiate(CUgraphExec *pe, CUgraph hg) {
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    /* a kernel node of an unloaded module (not recorded on a GPU) */
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i]->w.kind == W_KERNEL && !sim_func_live(g->nodes[i]->w.u.k.func)) {
+            pthread_mutex_unlock(&g_mu);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
     int n = g->nnodes, ne = 0;
     for (int i = 0; i < n; i++) ne += g->nodes[i]->ndeps;
     sim_exec *e = calloc(1, sizeof *e);
@@ -802,21 +850,22 @@ static CUresult instantiate(CUgraphExec *pe, CUgraph hg) {
     }
     e->magic = EXEC_MAGIC;
     e->ctx = sim_current_ctx();
+    e->node_prio = (flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
     sim_reg_add(e, T_EXEC);
+    atomic_fetch_add(&g_stat_execs_live, 1);
     pthread_mutex_unlock(&g_mu);
     *pe = (CUgraphExec)e;
     return CUDA_SUCCESS;
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
-    (void)flags;
-    return instantiate(phGraphExec, hGraph);
+    return instantiate(phGraphExec, hGraph, flags);
 }
 
 static CUresult instantiate_log(CUgraphExec *pe, CUgraph g, CUgraphNode *err, char *log, size_t logsize) {
     if (err) *err = NULL;
     if (log && logsize) log[0] = 0;
-    return instantiate(pe, g);
+    return instantiate(pe, g, 0);
 }
 CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
                             size_t bufferSize) {
@@ -832,7 +881,7 @@ static CUresult graph_upload(CUgraphExec he, CUstream hs, int ptds);
 static CUresult instantiate_params(CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p, int ptds) {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
     p->hErrNode_out = NULL;
-    CUresult rc = instantiate(pe, g);
+    CUresult rc = instantiate(pe, g, p->flags);
     p->result_out = rc ? CUDA_GRAPH_INSTANTIATE_ERROR : CUDA_GRAPH_INSTANTIATE_SUCCESS;
     if (!rc && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) rc = graph_upload(*pe, p->hUploadStream, ptds);
     return rc;
@@ -855,10 +904,25 @@ CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
         sim_reg_del(e);
         e->magic = 0;
         exec_free(e); /* launches in flight run their own snapshot */
+        atomic_fetch_sub(&g_stat_execs_live, 1);
     }
     pthread_mutex_unlock(&g_mu);
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+static void exec_drop_cb(void *p, void *ud) {
+    pthread_mutex_lock(&g_mu);
+    sim_exec *e = exec_get((CUgraphExec)p);
+    if (e && e->ctx == ud) {
+        sim_reg_del(e);
+        e->magic = 0;
+        exec_free(e);
+        atomic_fetch_sub(&g_stat_execs_live, 1);
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
+void sim_exec_drop_ctx(sim_ctx *c) { sim_reg_foreach(T_EXEC, exec_drop_cb, c); }
 
 static CUresult graph_upload(CUgraphExec he, CUstream hs, int ptds) {
     sim_stream *s;
@@ -883,6 +947,7 @@ static sim_gsnap *snapshot(sim_exec *e) {
     sim_gsnap *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     int ne = e->dstart[e->n];
+    g->node_prio = e->node_prio;
     g->works = calloc((size_t)e->n + 1, sizeof *g->works);
     g->dstart = malloc(((size_t)e->n + 1) * sizeof *g->dstart);
     g->didx = malloc(((size_t)ne + 1) * sizeof *g->didx);
@@ -901,13 +966,24 @@ fail:
     return NULL;
 }
 
+/* A node runs at its own priority (a launch attribute captured with it)
+ * only when the graph was instantiated with
+ * CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, else at the priority of the
+ * stream the graph is launched into. After a fault the rest does not run. */
+static void node_run(sim_gsnap *g, int i, sim_stream *s) {
+    sim_work *w = &g->works[i];
+    if (sim_ctx_sticky(s->ctx)) return;
+    int prio = w->kind == W_KERNEL && g->node_prio && w->u.k.prio_set ? w->u.k.prio : s->priority;
+    sim_work_run(w, s, true, prio);
+}
+
 void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
     atomic_fetch_add(&g_stat_graph_launches, 1);
     int n = g->n;
     if (!sim_jitter_enabled() || n < 2) {
         for (int i = 0; i < n; i++) {
             sim_jitter(s);
-            sim_work_run(&g->works[g->order[i]], s, true);
+            node_run(g, g->order[i], s);
         }
         return;
     }
@@ -917,7 +993,7 @@ void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
     if (!indeg || !ready) {
         free(indeg);
         free(ready);
-        for (int i = 0; i < n; i++) sim_work_run(&g->works[g->order[i]], s, true);
+        for (int i = 0; i < n; i++) node_run(g, g->order[i], s);
         return;
     }
     int nready = 0;
@@ -930,7 +1006,7 @@ void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
         int x = ready[k];
         ready[k] = ready[--nready];
         sim_jitter(s);
-        sim_work_run(&g->works[x], s, true);
+        node_run(g, x, s);
         for (int i = 0; i < n; i++)
             for (int j = g->dstart[i]; j < g->dstart[i + 1]; j++)
                 if (g->didx[j] == x && --indeg[i] == 0) ready[nready++] = i;
@@ -948,6 +1024,22 @@ static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptds) {
     if (!e) {
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_INVALID_VALUE;
+    }
+    /* Kernel nodes are checked against their functions as they are now (not
+     * recorded on a GPU; the strict reading): a function whose module was
+     * unloaded, or whose CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES was
+     * lowered below the node's dynamic shared memory, fails the launch as an
+     * eager launch would fail. */
+    for (int i = 0; i < e->n; i++) {
+        const sim_work *w = &e->works[i];
+        if (w->kind != W_KERNEL) continue;
+        rc = !sim_func_live(w->u.k.func) ? CUDA_ERROR_INVALID_HANDLE
+             : w->u.k.dims.shared_bytes > (unsigned)w->u.k.func->max_dyn_smem ? CUDA_ERROR_INVALID_VALUE
+                                                                             : CUDA_SUCCESS;
+        if (rc) {
+            pthread_mutex_unlock(&g_mu);
+            return rc;
+        }
     }
     if (s->cap) { /* child graphs through capture: not simulated */
         s->cap->invalidated = true;

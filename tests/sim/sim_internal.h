@@ -65,6 +65,8 @@ typedef struct sim_kcall {
     unsigned char *argbuf; /* owned, laid out at the function's param offsets */
     size_t argsize;
     void **kparams;        /* owned: pointers into argbuf (for GetParams) */
+    bool prio_set;         /* CU_LAUNCH_ATTRIBUTE_PRIORITY given at launch */
+    int prio;
 } sim_kcall;
 
 typedef struct sim_work {
@@ -84,7 +86,10 @@ typedef struct sim_work {
 /* deep copy / release of a work item (kernel args, staged buffers) */
 int sim_work_copy(sim_work *dst, const sim_work *src);
 void sim_work_release(sim_work *w);
-void sim_work_run(sim_work *w, sim_stream *s, bool in_graph);
+/* Runs w on s's worker. prio: the priority kernels run at (eager work: the
+ * launch's priority attribute, else the stream's; in a graph, see
+ * sim_gsnap_run). */
+void sim_work_run(sim_work *w, sim_stream *s, bool in_graph, int prio);
 
 /* ---- contexts ---- */
 struct sim_ctx {
@@ -94,6 +99,10 @@ struct sim_ctx {
     bool primary;
     bool dead;
     unsigned long long id;
+    /* sticky error (0: none): set by a faulting kernel; every later call that
+     * touches the context returns it, until the primary context is reset */
+    _Atomic int sticky;
+    unsigned epoch; /* bumped by a primary-context reset (g_mu) */
     sim_stream *legacy;
     sim_stream **streams; /* every stream of this context (g_mu) */
     int nstreams, capstreams;
@@ -155,6 +164,7 @@ CUresult sim_check_init(void);
 /* ---- events ---- */
 struct sim_event {
     int magic;
+    sim_ctx *ctx;
     unsigned flags;
     atomic_int refs;
     pthread_mutex_t mu;
@@ -193,7 +203,9 @@ bool sim_capture_forbids_unsafe_locked(void);
 CUresult sim_unsafe_call_check(void);
 /* legacy-stream work while a blocking stream of ctx captures (g_mu held) */
 sim_capture *sim_capture_blocking_in_ctx_locked(sim_ctx *ctx);
-void sim_capture_event_record_locked(sim_stream *s, sim_event *e);
+/* an event recorded in s's capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+ * once the capture is invalidated) */
+CUresult sim_capture_event_record_locked(sim_stream *s, sim_event *e);
 CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e);
 /* the active capture with this id, or NULL (g_mu held) */
 sim_capture *sim_capture_find_locked(unsigned long long id);
@@ -216,6 +228,10 @@ struct sim_func {
 };
 /* CUfunction or CUkernel handle -> function, or NULL */
 sim_func *sim_func_resolve(CUfunction f);
+/* the function's module is still loaded */
+bool sim_func_live(const sim_func *f);
+/* a primary-context reset unloads the context's modules (not libraries) */
+void sim_module_drop_ctx(sim_ctx *c);
 CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, unsigned gz,
                          unsigned bx, unsigned by, unsigned bz, unsigned smem,
                          void **kernelParams, void **extra);
@@ -239,9 +255,33 @@ struct sim_graph {
 };
 void sim_gsnap_run(sim_gsnap *g, sim_stream *s);
 void sim_gsnap_free(sim_gsnap *g);
+/* a primary-context reset: ends the captures of the context's streams and
+ * destroys its executable graphs (g_mu held for the first) */
+void sim_capture_drop_ctx_locked(sim_ctx *c);
+void sim_exec_drop_ctx(sim_ctx *c);
+/* a destroyed stream leaves its capture: the origin's capture ends, a forked
+ * member's is invalidated (g_mu held) */
+void sim_capture_stream_destroyed_locked(sim_stream *s);
 
 /* ---- stats ---- */
 extern atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
+/* faults: kernels that faulted; prio_kernels / prio_sum: kernels run at a
+ * priority other than 0, and the sum of their priorities; execs_live:
+ * executable graphs instantiated and not destroyed */
+extern atomic_ullong g_stat_faults, g_stat_prio_kernels;
+extern atomic_llong g_stat_prio_sum, g_stat_execs_live;
+
+/* ---- sticky errors ---- */
+/* the context's sticky error, or CUDA_SUCCESS */
+static inline CUresult sim_ctx_sticky(const sim_ctx *c) {
+    return c ? (CUresult)atomic_load(&c->sticky) : CUDA_SUCCESS;
+}
+/* the stream whose work this worker thread runs (NULL elsewhere) */
+extern __thread sim_stream *sim_t_running;
+
+/* ---- the handle registry, walked: calls fn for every handle of `type`
+ * (collected first: fn may add or delete handles) ---- */
+void sim_reg_foreach(int type, void (*fn)(void *p, void *ud), void *ud);
 
 /* ---- memory helpers (sim_core.c) ---- */
 bool sim_is_pinned(const void *p, size_t n);

@@ -82,6 +82,9 @@ static const char *image_path(const void *image) {
     return (const char *)image + sizeof pfx - 1;
 }
 
+static sim_module *all_modules; /* every module ever loaded (all_mu) */
+static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static CUresult mod_load_path(sim_module **out, const char *path) {
     sim_ctx *c;
     CUresult rc = sim_require_ctx(&c);
@@ -99,8 +102,6 @@ static CUresult mod_load_path(sim_module **out, const char *path) {
     m->path = strdup(path);
     m->ctx = c;
     pthread_mutex_init(&m->mu, NULL);
-    static sim_module *all_modules;
-    static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&all_mu);
     m->all_next = all_modules; /* keeps unloaded ones reachable (leak checkers) */
     all_modules = m;
@@ -179,6 +180,15 @@ static void mod_free(sim_module *m) {
     /* Function objects and the shared object stay allocated / loaded: work
      * already queued may still run them, like a GPU finishing queued work. */
 }
+
+void sim_module_drop_ctx(sim_ctx *c) {
+    pthread_mutex_lock(&all_mu);
+    for (sim_module *m = all_modules; m; m = m->all_next)
+        if (m->magic == MOD_MAGIC && m->ctx == c && !m->lib) mod_free(m);
+    pthread_mutex_unlock(&all_mu);
+}
+
+bool sim_func_live(const sim_func *f) { return f && f->magic == FUNC_MAGIC; }
 
 CUresult cuModuleUnload(CUmodule hmod) {
     CUresult rc = sim_check_init();
@@ -618,8 +628,9 @@ void sim_kcall_run(sim_kcall *k) {
     k->func->desc->fn(&k->dims, args);
 }
 
-static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                       unsigned smem, CUstream hs, void **kernelParams, void **extra, int ptds) {
+static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned smem, CUstream hs, void **kernelParams, void **extra, int ptds,
+                             const CUlaunchAttribute *attrs, unsigned nattrs) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(hs, ptds, &s);
     if (rc) return rc;
@@ -627,7 +638,20 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     sim_work w = {.kind = W_KERNEL};
     if ((rc = sim_kcall_build(&w.u.k, f, gx, gy, gz, bx, by, bz, smem, kernelParams, extra))) return rc;
+    /* CU_LAUNCH_ATTRIBUTE_PRIORITY: the kernel runs at that priority (clamped
+     * to the context's range) instead of its stream's */
+    for (unsigned i = 0; i < nattrs; i++)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PRIORITY) {
+            int p = attrs[i].value.priority;
+            w.u.k.prio_set = true;
+            w.u.k.prio = p > 0 ? 0 : p < -5 ? -5 : p;
+        }
     return sim_enqueue(s, &w, NULL);
+}
+
+static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned smem, CUstream hs, void **kernelParams, void **extra, int ptds) {
+    return launch_attrs(hf, gx, gy, gz, bx, by, bz, smem, hs, kernelParams, extra, ptds, NULL, 0);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
@@ -661,8 +685,9 @@ static CUresult launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **kernel
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!cfg || (cfg->numAttrs && !cfg->attrs)) return CUDA_ERROR_INVALID_VALUE;
-    return launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
-                  cfg->sharedMemBytes, cfg->hStream, kernelParams, extra, ptds);
+    return launch_attrs(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX, cfg->blockDimY,
+                        cfg->blockDimZ, cfg->sharedMemBytes, cfg->hStream, kernelParams, extra, ptds, cfg->attrs,
+                        cfg->numAttrs);
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
     return launch_ex(config, f, kernelParams, extra, 0);

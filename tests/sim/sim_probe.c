@@ -3,6 +3,15 @@
  * validation), so the simulator's answers can be compared with a real GPU's:
  *   sim_probe simcuda:/path/libsimkernels.so    (with the simulator's libcuda.so.1)
  *   sim_probe ptx                               (real driver: embedded PTX)
+ *   sim_probe <image> rules                     the "rules" section instead:
+ *                                               capture modes with fork/join,
+ *                                               sticky errors, attribute limits,
+ *                                               module unload, context reset
+ * The rules section is not recorded on a GPU yet: sim.probe_rules compares it
+ * with sim_probe.rules.expected.txt, where each answer not certain from the
+ * CUDA documentation carries a "# guess" comment. Record it on a GPU with
+ *   ./sim_probe ptx rules > sim_probe.rules.driver<version>.txt
+ * and replace the expected file (the comments go).
  * It loads libcuda.so.1 (or $PROBE_LIBCUDA) with dlopen. The test sim.probe
  * runs it on the simulator and compares with sim_probe.driver580.txt, the
  * output of a real NVIDIA H100 with driver 580.159.04 (CUDA 13.0). After
@@ -156,6 +165,26 @@ static const char k_ptx[] =
     "	ret;\n"
     "\n"
     "}\n"
+    "	// .globl	fault_u32\n"
+    ".visible .entry fault_u32(\n"
+    "	.param .u64 fault_u32_param_0,\n"
+    "	.param .u32 fault_u32_param_1\n"
+    ")\n"
+    "{\n"
+    "	.reg .pred 	%p<2>;\n"
+    "	.reg .b32 	%r<2>;\n"
+    "	.reg .b64 	%rd<2>;\n"
+    "\n"
+    "	ld.param.u64 	%rd1, [fault_u32_param_0];\n"
+    "	ld.param.u32 	%r1, [fault_u32_param_1];\n"
+    "	setp.eq.s32 	%p1, %r1, 0;\n"
+    "	@%p1 bra 	$L__BB3_2;\n"
+    "	st.global.u32 	[%rd1], %r1;\n"
+    "\n"
+    "$L__BB3_2:\n"
+    "	ret;\n"
+    "\n"
+    "}\n"
     "\n"
     "\n";
 
@@ -173,7 +202,8 @@ static void *g_lib;
   X(cuStreamGetCaptureInfo_v3) X(cuCtxGetApiVersion) X(cuMemAllocHost_v2) X(cuMemFreeHost) \
   X(cuMemcpyDtoHAsync_v2) X(cuGraphExecKernelNodeSetParams_v2) X(cuGraphExecUpdate_v2) X(cuGraphCreate) \
   X(cuGraphAddKernelNode_v2) X(cuStreamGetId) X(cuDriverGetVersion) X(cuEventRecordWithFlags) X(cuGetProcAddress)\
-  X(cuLibraryLoadData) X(cuLibraryGetKernel)
+  X(cuLibraryLoadData) X(cuLibraryGetKernel) X(cuModuleUnload) X(cuFuncSetAttribute) X(cuDevicePrimaryCtxReset_v2) \
+  X(cuMemsetD32_v2_ptds)
 #define DECL(n) static __typeof__(&n) p_##n;
 FNS(DECL)
 
@@ -272,6 +302,8 @@ static const char *which(void *p) {
     return "(not an exported symbol)";
 }
 
+static int probe_rules(CUcontext ctx, CUdevice dev, CUmodule mod, const char *image);
+
 static void gpa(const char *name, int ver, unsigned long long flags) {
     void *p = NULL;
     CUdriverProcAddressQueryResult st = 9;
@@ -286,6 +318,7 @@ int main(int argc, char **argv) {
 #define LOAD(n) p_##n = (__typeof__(&n))dlsym(g_lib, #n); if (!p_##n) { fprintf(stderr, "missing %s\n", #n); return 2; }
     FNS(LOAD)
     const char *image = (argc > 1 && strncmp(argv[1], "simcuda:", 8) == 0) ? argv[1] : k_ptx;
+    int rules = argc > 2 && strcmp(argv[2], "rules") == 0;
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
@@ -299,6 +332,7 @@ int main(int argc, char **argv) {
     R("cuModuleGetFunction sleep_us", p_cuModuleGetFunction(&f_sleep, mod, "sleep_us"));
     p_cuMemAlloc_v2(&gx, 4096);
     for (int i = 0; i < 6; i++) p_cuMemAlloc_v2(&ys[i], 4096);
+    if (rules) return probe_rules(ctx, dev, mod, image);
 
     for (size_t i = 0; i < 5; i++) {
         size_t off = 0, sz = 0;
@@ -725,5 +759,183 @@ int main(int argc, char **argv) {
     R("stream id PER_THREAD", p_cuStreamGetId(CU_STREAM_PER_THREAD, &id2));
     printf("  ids differ %s\n", id1 != id2 ? "yes" : "no");
     R("final ctx sync", p_cuCtxSynchronize());
+    return 0;
+}
+
+/* ---- the rules section ------------------------------------------------- */
+static void *other_thread_legacy_memset(void *p) {
+    thr_arg *a = p;
+    p_cuCtxSetCurrent(a->ctx);
+    a->rc = p_cuMemsetD32Async(ys[0], 0, 4, NULL);
+    return NULL;
+}
+static void *other_thread_query_legacy(void *p) {
+    thr_arg *a = p;
+    p_cuCtxSetCurrent(a->ctx);
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    p_cuThreadExchangeStreamCaptureMode(&m);
+    a->rc = p_cuStreamQuery(NULL);
+    return NULL;
+}
+static void run_other(const char *label, CUcontext ctx, void *(*fn)(void *)) {
+    thr_arg a = {ctx, 0, CUDA_SUCCESS, NULL};
+    pthread_t t;
+    pthread_create(&t, NULL, fn, &a);
+    pthread_join(t, NULL);
+    R(label, a.rc);
+}
+
+static int probe_rules(CUcontext ctx, CUdevice dev, CUmodule mod, const char *image) {
+    (void)mod;
+    CUstream s1, s2, s3, nb, tmp;
+    p_cuStreamCreate(&s1, CU_STREAM_DEFAULT);
+    p_cuStreamCreate(&s2, CU_STREAM_DEFAULT);
+    p_cuStreamCreate(&s3, CU_STREAM_DEFAULT);
+    p_cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING);
+    g_b = s1;
+    g_s2 = s2;
+    g_nb = nb;
+    CUevent ef, e1, e2;
+    p_cuEventCreate(&ef, CU_EVENT_DISABLE_TIMING);
+    p_cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING);
+    p_cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING);
+    unsigned *pinned = NULL;
+    p_cuMemAllocHost_v2((void **)&pinned, 256);
+
+    /* fork/join over events, blocking streams, each capture mode */
+    static const CUstreamCaptureMode modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                CU_STREAM_CAPTURE_MODE_RELAXED};
+    static const char *mname[] = {"global", "thread-local", "relaxed"};
+    for (int m = 0; m < 3; m++) {
+        char l[64];
+        printf("fork/join, %s\n", mname[m]);
+        R("  begin s1", p_cuStreamBeginCapture_v2(s1, modes[m]));
+        R("  record fork", p_cuEventRecord(ef, s1));
+        R("  s2 waits fork", p_cuStreamWaitEvent(s2, ef, 0));
+        R("  s3 waits fork", p_cuStreamWaitEvent(s3, ef, 0));
+        status("  status(s2)", s2);
+        R("  HtoDAsync s1 (pinned)", p_cuMemcpyHtoDAsync_v2(ys[1], pinned, 64, s1));
+        R("  memset s2", p_cuMemsetD32Async(ys[2], 0, 16, s2));
+        R("  record e1 on s2", p_cuEventRecord(e1, s2));
+        R("  memset s3", p_cuMemsetD32Async(ys[3], 0, 16, s3));
+        R("  record e2 on s3", p_cuEventRecord(e2, s3));
+        R("  s1 waits e1", p_cuStreamWaitEvent(s1, e1, 0));
+        R("  kernel s1", axpy(s1));
+        R("  s1 waits e2", p_cuStreamWaitEvent(s1, e2, 0));
+        R("  kernel s1 again", axpy(s1));
+        R("  DtoHAsync s1 (pinned)", p_cuMemcpyDtoHAsync_v2(pinned, ys[3], 64, s1));
+        R("  host function s1", p_cuLaunchHostFunc(s1, host, NULL));
+        snprintf(l, sizeof l, "  end");
+        end(l, s1);
+        status("  status(s3) after", s3);
+    }
+    /* a forked stream that does not rejoin */
+    p_cuStreamBeginCapture_v2(s1, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    p_cuEventRecord(ef, s1);
+    p_cuStreamWaitEvent(s2, ef, 0);
+    axpy(s2);
+    p_cuEventRecord(e1, s2);
+    end("fork without join: end", s1);
+    /* legacy-stream work while a forked blocking stream captures */
+    p_cuStreamBeginCapture_v2(nb, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    p_cuEventRecord(ef, nb);
+    p_cuStreamWaitEvent(s2, ef, 0);
+    run_other("nb captures, s2 forked: legacy memset other thr", ctx, other_thread_legacy_memset);
+    R("  launch into the invalidated capture", axpy(nb));
+    R("  record into the invalidated capture", p_cuEventRecord(e1, nb)); /* guess */
+    status("  status(s2)", s2);
+    end("  end", nb);
+    p_cuStreamBeginCapture_v2(s1, CU_STREAM_CAPTURE_MODE_RELAXED);
+    axpy(s1);
+    run_other("blocking captures: query legacy, relaxed thr", ctx, other_thread_query_legacy); /* guess */
+    status("  status", s1);
+    end("  end", s1);
+    /* a capture abandoned by destroying its stream */
+    p_cuStreamCreate(&tmp, CU_STREAM_NON_BLOCKING);
+    p_cuStreamBeginCapture_v2(tmp, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    axpy(tmp);
+    R("destroy the capturing stream", p_cuStreamDestroy_v2(tmp));     /* guess */
+    R("  global: cuStreamSynchronize(other)", p_cuStreamSynchronize(nb)); /* guess: the capture is over */
+    R("  global: cuMemAlloc", p_cuMemAlloc_v2(&gtmp, 64));             /* guess */
+    p_cuMemFree_v2(gtmp);
+
+    /* function attributes checked at launch; graphs launched after a change */
+    {
+        float a = 1;
+        unsigned n = 4;
+        void *args[] = {&a, &gx, &ys[1], &n};
+        CUgraph g = NULL;
+        CUgraphExec ex = NULL;
+        R("raise max dynamic smem to 64K", p_cuFuncSetAttribute(f_axpy, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536));
+        R("  launch smem 60000", p_cuLaunchKernel(f_axpy, 1, 1, 1, 32, 1, 1, 60000, nb, args, NULL));
+        p_cuStreamBeginCapture_v2(nb, CU_STREAM_CAPTURE_MODE_RELAXED);
+        p_cuLaunchKernel(f_axpy, 1, 1, 1, 32, 1, 1, 60000, nb, args, NULL);
+        p_cuStreamEndCapture(nb, &g);
+        R("  instantiate", p_cuGraphInstantiateWithFlags(&ex, g, 0));
+        R("lower max dynamic smem to 1024", p_cuFuncSetAttribute(f_axpy, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+        R("  launch smem 60000", p_cuLaunchKernel(f_axpy, 1, 1, 1, 32, 1, 1, 60000, nb, args, NULL));
+        R("  graph launch, its node asks 60000", p_cuGraphLaunch(ex, nb)); /* guess: strict */
+        R("  sync", p_cuStreamSynchronize(nb));
+        p_cuFuncSetAttribute(f_axpy, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536);
+        R("  graph launch after raising again", p_cuGraphLaunch(ex, nb));
+        R("  sync", p_cuStreamSynchronize(nb));
+        p_cuFuncSetAttribute(f_axpy, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 49152);
+        p_cuGraphExecDestroy(ex);
+        p_cuGraphDestroy(g);
+    }
+    /* module unload */
+    {
+        CUmodule m2;
+        CUfunction f2;
+        CUgraph g = NULL;
+        CUgraphExec ex = NULL;
+        float a = 1;
+        unsigned n = 4;
+        void *args[] = {&a, &gx, &ys[1], &n};
+        p_cuModuleLoadData(&m2, image);
+        p_cuModuleGetFunction(&f2, m2, "axpy_f32");
+        p_cuStreamBeginCapture_v2(nb, CU_STREAM_CAPTURE_MODE_RELAXED);
+        p_cuLaunchKernel(f2, 1, 1, 1, 32, 1, 1, 0, nb, args, NULL);
+        p_cuStreamEndCapture(nb, &g);
+        p_cuGraphInstantiateWithFlags(&ex, g, 0);
+        R("unload a module", p_cuModuleUnload(m2));
+        R("  launch its function", p_cuLaunchKernel(f2, 1, 1, 1, 32, 1, 1, 0, nb, args, NULL)); /* guess */
+        R("  graph launch holding its function", p_cuGraphLaunch(ex, nb));                  /* guess */
+        R("  sync", p_cuStreamSynchronize(nb));
+        p_cuGraphExecDestroy(ex);
+        p_cuGraphDestroy(g);
+    }
+    /* sticky errors, then a reset */
+    {
+        CUfunction ff;
+        R("cuModuleGetFunction fault_u32", p_cuModuleGetFunction(&ff, mod, "fault_u32"));
+        CUdeviceptr bad = 8;
+        unsigned code = 700;
+        void *args[] = {&bad, &code};
+        R("fault: launch", p_cuLaunchKernel(ff, 1, 1, 1, 1, 1, 1, 0, nb, args, NULL));
+        R("  synchronize", p_cuStreamSynchronize(nb));
+        R("  launch after", axpy(nb));
+        R("  synchronize other stream", p_cuStreamSynchronize(s2));
+        R("  cuMemAlloc", p_cuMemAlloc_v2(&gtmp, 64));
+        R("  cuEventQuery", p_cuEventQuery(ef));
+        R("  cuCtxSynchronize", p_cuCtxSynchronize());
+        CUcontext cur = NULL;
+        R("  cuCtxGetCurrent", p_cuCtxGetCurrent(&cur));
+        R("reset", p_cuDevicePrimaryCtxReset_v2(dev));
+        CUcontext c2 = NULL;
+        R("  retain", p_cuDevicePrimaryCtxRetain(&c2, dev));
+        printf("%-44s %s\n", "  same handle", c2 == ctx ? "yes" : "no");
+        p_cuCtxSetCurrent(c2);
+        R("  synchronize an old stream", p_cuStreamSynchronize(nb));    /* guess */
+        R("  record an old event", p_cuEventRecord(ef, NULL));          /* guess */
+        R("  launch an old module's function", axpy(NULL));             /* guess */
+        CUmodule m3;
+        R("  load the module again", p_cuModuleLoadData(&m3, image));
+        R("  get axpy", p_cuModuleGetFunction(&f_axpy, m3, "axpy_f32"));
+        R("  cuMemAlloc", p_cuMemAlloc_v2(&gx, 4096));
+        p_cuMemAlloc_v2(&ys[0], 4096);
+        R("  launch", axpy(NULL));
+        R("  cuCtxSynchronize", p_cuCtxSynchronize());
+    }
     return 0;
 }

@@ -23,7 +23,10 @@
  *
  * Common kernels: tests/sim/kernels_common.c builds libsimkernels.so into
  * ${ENCORE_SIM_DIR} (fill_u32, add_u32, axpy_f32, scale_add_u32, copy_u32,
- * hash_mix, spin_flag_set, sleep_us; parameters documented there). Its
+ * hash_mix, spin_flag_set, sleep_us, fault_u32; parameters documented there).
+ * A kernel "faults" by calling simcuda_device_fault(code) (exported by the
+ * simulated libcuda.so.1; reach it with dlopen("libcuda.so.1", RTLD_NOLOAD)
+ * and dlsym): the context takes `code` as its sticky error. Its
  * absolute path is in the CMake variable ENCORE_SIMKERNELS_PATH; tests get it
  * as a define and load it with
  *   target_compile_definitions(t PRIVATE SIMKERNELS_PATH="${ENCORE_SIMKERNELS_PATH}")
@@ -37,7 +40,12 @@
  *   SIMCUDA_STATS=1            at exit, print to stderr
  *                              "simcuda: kernels=<N> graph_launches=<G> graph_kernels=<K>"
  *                              N: kernel bodies run (eager and in graphs),
- *                              G: graph launches run, K: kernel nodes run.
+ *                              G: graph launches run, K: kernel nodes run;
+ *                              and "simcuda: faults=<F> priority_kernels=<P>
+ *                              priority_sum=<S> graph_execs_live=<E>": kernels
+ *                              that faulted, kernels run at a priority other
+ *                              than 0 and the sum of their priorities,
+ *                              executable graphs not destroyed at exit.
  *   SIMCUDA_FAIL_CAPTURE=1     cuStreamEndCapture fails with
  *                              CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (a value
  *                              > 1 is used as the CUresult to return).
@@ -46,6 +54,10 @@
  *   SIMCUDA_FAIL_EXEC_SET_PARAMS=1  cuGraphExecKernelNodeSetParams* fail
  *                              with CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
  *   SIMCUDA_VERBOSE=1          explain module load failures on stderr.
+ *   SIMCUDA_TEARDOWN_AT_EXIT=0 no teardown at exit (by default the driver
+ *                              drains the primary context and refuses every
+ *                              call with CUDA_ERROR_DEINITIALIZED from an
+ *                              atexit handler registered by the first cuInit).
  * In a process forked after cuInit, calls fail with CUDA_ERROR_NOT_INITIALIZED,
  * as the driver's do.
  *
@@ -53,7 +65,11 @@
  * asks a driver about capture rules, implicit synchronisation, events recorded
  * in captures, cuGetProcAddress variants and launch validation; the test
  * sim.probe requires the simulator's answers to equal those of an H100 with
- * driver 580.159.04 (sim_probe.driver580.txt). Not simulated: the 32-bit
+ * driver 580.159.04 (sim_probe.driver580.txt); its rules section (capture
+ * modes with fork/join, sticky errors, attribute limits at launch and graph
+ * launch, module unload, primary-context reset) is compared with expected
+ * answers not yet recorded on a GPU, the guessed ones marked
+ * (sim_probe.rules.expected.txt). Not simulated: the 32-bit
  * CUDA 2.x entry points (cuMemAlloc without _v2, ...), arrays, textures,
  * 2D/3D copies, memory pools, module globals (cuModuleGetGlobal answers
  * CUDA_ERROR_NOT_FOUND), peer/multi-device, green contexts, memcpy nodes added
