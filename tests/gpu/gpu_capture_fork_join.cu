@@ -11,7 +11,7 @@
  * capture). Every CUDA error ends the program with exit status 1, naming the
  * call.
  *
- *   prog_capture_fork_join [global|thread-local|relaxed] */
+ *   gpu_capture_fork_join [global|thread-local|relaxed] */
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,7 +25,7 @@
     do {                                                                                       \
         cudaError_t e_ = (call);                                                               \
         if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "prog_capture_fork_join: %s failed: %s (%d)\n", #call,             \
+            fprintf(stderr, "gpu_capture_fork_join: %s failed: %s (%d)\n", #call,             \
                     cudaGetErrorString(e_), (int)e_);                                          \
             exit(1);                                                                           \
         }                                                                                      \
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "thread-local")) mode = cudaStreamCaptureModeThreadLocal;
     else if (argc > 1 && !strcmp(argv[1], "relaxed")) mode = cudaStreamCaptureModeRelaxed;
     else if (argc > 1 && strcmp(argv[1], "global")) {
-        fprintf(stderr, "usage: prog_capture_fork_join [global|thread-local|relaxed]\n");
+        fprintf(stderr, "usage: gpu_capture_fork_join [global|thread-local|relaxed]\n");
         return 2;
     }
     CHECK(cudaSetDevice(0));

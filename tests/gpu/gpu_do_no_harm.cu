@@ -3,22 +3,22 @@
  * at calls whose result does not depend on timing) and exits 0; the GPU suite
  * runs each without and with encore and compares output and exit status.
  *
- *   prog_do_no_harm sticky          a kernel faults (illegal address) while
+ *   gpu_do_no_harm sticky          a kernel faults (illegal address) while
  *                                   later launches of a hot loop are held: no
  *                                   hang, the same sticky error at the sync
- *   prog_do_no_harm smem-lowered    a sequence with 40 KB of dynamic shared
+ *   gpu_do_no_harm smem-lowered    a sequence with 40 KB of dynamic shared
  *                                   memory is captured, then the function's
  *                                   limit is lowered to 16 KB: the next launch
  *                                   must fail at the call, as without encore
- *   prog_do_no_harm invalid-launch  launches the driver refuses (block too
+ *   gpu_do_no_harm invalid-launch  launches the driver refuses (block too
  *                                   large, grid too large, shared memory above
  *                                   the maximum) in the middle of a hot loop:
  *                                   each returns the driver's error at the call
- *   prog_do_no_harm set-attribute   cudaFuncSetAttribute before every launch
+ *   gpu_do_no_harm set-attribute   cudaFuncSetAttribute before every launch
  *                                   (as CUTLASS does): results only; the replay
  *                                   fraction is read from encore's report
- *   prog_do_no_harm blocking-copy   (built with --default-stream per-thread as
- *                                   prog_do_no_harm_ptds) launches, 2 ms of host
+ *   gpu_do_no_harm blocking-copy   (built with --default-stream per-thread as
+ *                                   gpu_do_no_harm_ptds) launches, 2 ms of host
  *                                   work, then a blocking copy: the copy must
  *                                   see this iteration's results */
 #include <cuda_runtime.h>
@@ -183,6 +183,6 @@ int main(int argc, char **argv) {
     if (!strcmp(what, "invalid-launch")) return invalid_launch();
     if (!strcmp(what, "set-attribute")) return set_attribute();
     if (!strcmp(what, "blocking-copy")) return blocking_copy();
-    fprintf(stderr, "usage: prog_do_no_harm sticky|smem-lowered|invalid-launch|set-attribute|blocking-copy\n");
+    fprintf(stderr, "usage: gpu_do_no_harm sticky|smem-lowered|invalid-launch|set-attribute|blocking-copy\n");
     return 2;
 }
