@@ -14,7 +14,11 @@
  * legacy-stream work (the capture involves blocking streams): encore must
  * make no such call from any of its threads.
  *
- *   prog_capture_fork_join global|thread-local|relaxed [hot-thread]
+ *   prog_capture_fork_join global|thread-local|relaxed [hot-thread|fresh-stream]
+ *
+ * fresh-stream: every capture runs on a stream created just before it, so the
+ * first launch encore sees on that stream comes while it captures (the GPU
+ * showed encore asking such a stream's flags then: docs/driver-rules.md).
  *
  * hot-thread: a second host thread (its capture interaction mode relaxed, as
  * a program must set it to synchronise during another thread's global
@@ -77,8 +81,9 @@ int main(int argc, char **argv)
     else if (argc >= 2 && !strcmp(argv[1], "relaxed"))
         mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     else
-        prog_die("usage: prog_capture_fork_join global|thread-local|relaxed [hot-thread]");
+        prog_die("usage: prog_capture_fork_join global|thread-local|relaxed [hot-thread|fresh-stream]");
     int with_hot = argc >= 3 && !strcmp(argv[2], "hot-thread");
+    int fresh = argc >= 3 && !strcmp(argv[2], "fresh-stream");
     prog_init();
     prog_kernels_load(&k, 0);
     CUstream s1 = prog_stream(CU_STREAM_DEFAULT), s2 = prog_stream(CU_STREAM_DEFAULT),
@@ -116,32 +121,37 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < N; i++)
             host_in[i] = (uint32_t)(it * 1000u + i);
 
-        CK(drv.cuStreamBeginCapture(s1, mode));
-        CK(drv.cuEventRecord(fork_ev, s1));
+        CUstream cs = fresh ? prog_stream(CU_STREAM_DEFAULT) : s1; /* the capturing stream */
+        if (fresh) /* nothing of encore's is open now: it meets cs first inside the capture */
+            CK(drv.cuCtxSynchronize());
+        CK(drv.cuStreamBeginCapture(cs, mode));
+        CK(drv.cuEventRecord(fork_ev, cs));
         CK(drv.cuStreamWaitEvent(s2, fork_ev, 0));
         CK(drv.cuStreamWaitEvent(s3, fork_ev, 0));
-        CK(drv.cuMemcpyHtoDAsync(in, host_in, N * sizeof *host_in, s1));
+        CK(drv.cuMemcpyHtoDAsync(in, host_in, N * sizeof *host_in, cs));
         CK(drv.cuMemsetD32Async(out, 0, N, s2));
         CK(drv.cuEventRecord(ev1, s2));
         CK(drv.cuMemsetD32Async(res, 0, 4, s3));
         CK(drv.cuEventRecord(ev2, s3));
-        CK(drv.cuStreamWaitEvent(s1, ev1, 0));
-        k_add(&k, s1, out, in, N);
-        CK(drv.cuStreamWaitEvent(s1, ev2, 0));
-        k_reduce(&k, s1, res, out, N);
-        CK(drv.cuMemcpyDtoHAsync(host_res, res, 4 * sizeof *host_res, s1));
-        CK(drv.cuLaunchHostFunc(s1, host_count, host_count_p));
+        CK(drv.cuStreamWaitEvent(cs, ev1, 0));
+        k_add(&k, cs, out, in, N);
+        CK(drv.cuStreamWaitEvent(cs, ev2, 0));
+        k_reduce(&k, cs, res, out, N);
+        CK(drv.cuMemcpyDtoHAsync(host_res, res, 4 * sizeof *host_res, cs));
+        CK(drv.cuLaunchHostFunc(cs, host_count, host_count_p));
         CUgraph g;
-        CK(drv.cuStreamEndCapture(s1, &g));
+        CK(drv.cuStreamEndCapture(cs, &g));
         CUgraphExec exec;
         CK(drv.cuGraphInstantiateWithFlags(&exec, g, 0));
         CK(drv.cuGraphDestroy(g));
-        CK(drv.cuGraphLaunch(exec, s1));
-        CK(drv.cuStreamSynchronize(s1));
+        CK(drv.cuGraphLaunch(exec, cs));
+        CK(drv.cuStreamSynchronize(cs));
         printf("iteration %2d sum %08x host functions %u", it, host_res[0], *host_count_p);
-        CK(drv.cuGraphLaunch(exec, s1));
-        CK(drv.cuStreamSynchronize(s1));
+        CK(drv.cuGraphLaunch(exec, cs));
+        CK(drv.cuStreamSynchronize(cs));
         CK(drv.cuGraphExecDestroy(exec));
+        if (fresh)
+            CK(drv.cuStreamDestroy(cs));
         printf(" again %08x %u\n", host_res[0], *host_count_p);
     }
     if (with_hot) {

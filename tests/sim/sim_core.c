@@ -1132,11 +1132,20 @@ static CUresult stream_query(CUstream h, int ptds) {
 CUresult cuStreamQuery(CUstream hStream) { return stream_query(hStream, 0); }
 CUresult cuStreamQuery_ptsz(CUstream hStream) { return stream_query(hStream, 1); }
 
+/* Seen on the GPU (H100, driver 580, docs/driver-rules.md): cuStreamGetFlags
+ * on a stream that is being captured, from a thread whose interaction mode
+ * the capture restricts, fails with _UNSUPPORTED and invalidates the capture. */
 static CUresult stream_get_flags(CUstream h, unsigned *flags, int ptds) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    if (s->cap && sim_capture_forbids_unsafe_locked()) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    pthread_mutex_unlock(&g_mu);
     *flags = s->flags;
     return CUDA_SUCCESS;
 }
