@@ -12,8 +12,8 @@
  * enc_prog_capturing counts the captures that are live or beginning; the
  * launch path reads it with one relaxed load. Which streams capture is kept
  * in a small table, so that a capture ends with its stream's
- * cuStreamEndCapture (whatever it returns: the driver ends the capture on
- * _INVALIDATED and _UNJOINED too), with cuStreamDestroy of its stream (the
+ * cuStreamEndCapture (also when that answers _INVALIDATED or _UNJOINED: the
+ * driver ends the capture then too), with cuStreamDestroy of its stream (the
  * driver ends it: the program abandoned it), or with its context.
  *
  * The race: thread A is inside encore, about to make a driver call of its
@@ -26,9 +26,9 @@
  * capture is live). At its cuStreamBeginCapture, B first raises
  * enc_prog_capturing, then takes and releases states_mu and every state's
  * mutex in turn, issuing what each state holds (before the capture exists,
- * so that is allowed), then own_mu. Whoever takes
- * one of those locks after B released it sees the raised count (the mutex
- * orders it); whoever held it before B got it has finished its calls. So
+ * so that is allowed), then own_mu. Whoever takes one of those locks after B
+ * released it sees the raised count (the mutex orders it); whoever held it
+ * before B got it has finished its calls. So
  * when B's real cuStreamBeginCapture runs, no call of encore's own is in
  * flight and none can start until the count drops. This costs the hot path
  * nothing (no per-launch atomic read-modify-write, no fence): the price is
@@ -197,11 +197,25 @@ static int forget_captures(CUstream key, pid_t tid, int all_of_stream) {
     return n;
 }
 
+/* Did cuStreamEndCapture's answer end the stream's capture (or say there was
+ * none)? Not for _UNMATCHED (the stream only joined a capture begun on
+ * another one, which goes on), nor for an error that refused the call itself
+ * (a bad argument; a sticky error, until the context is reset): then the
+ * capture is taken as live still, the safe side. */
+static int capture_ended(CUresult r) {
+    switch (r) {
+    case CUDA_SUCCESS:
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: /* ends it too (observed) */
+    case CUDA_ERROR_ILLEGAL_STATE:               /* the stream was not capturing */
+    case CUDA_ERROR_INVALID_HANDLE: /* no such stream any more */ return 1;
+    default: return 0;
+    }
+}
+
 void enc_core_capture_end(CUstream stream, int per_thread, CUresult r) {
-    /* _UNMATCHED: the stream only joined a capture begun on another one, which
-     * goes on. Anything else ends the stream's capture (success, _INVALIDATED,
-     * _UNJOINED, _WRONG_THREAD) or says there was none. */
-    if (r == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED) return;
+    if (!capture_ended(r)) return;
     pid_t tid;
     CUstream key = capture_key(stream, per_thread, &tid);
     pthread_mutex_lock(&caps_mu);
