@@ -38,6 +38,10 @@ typedef struct enc_driver {
     PFN_cuGraphNodeGetType_v10000 graphNodeGetType;
     PFN_cuGraphKernelNodeGetParams_v10000 graphKernelNodeGetParams;
     PFN_cuGraphExecKernelNodeSetParams_v10010 graphExecKernelNodeSetParams;
+    /* optional: which context a primary-context reset or release destroys */
+    PFN_cuDevicePrimaryCtxGetState_v7000 devicePrimaryCtxGetState;
+    PFN_cuDevicePrimaryCtxRetain_v7000 devicePrimaryCtxRetain;
+    PFN_cuDevicePrimaryCtxRelease_v11000 devicePrimaryCtxRelease;
 } enc_driver;
 
 extern enc_driver enc_drv;

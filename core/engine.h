@@ -54,10 +54,23 @@ void enc_core_wide_call_begin(void);
 void enc_core_wide_call_end(void);
 
 /* Lifecycle events. */
+/* Before the program's cuStreamBeginCapture: encore stops making driver
+ * calls of its own and issues everything it holds (core/prog_capture.c). */
+void enc_core_capture_prepare(CUstream stream, int per_thread);
 void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r);
 void enc_core_capture_end(CUstream stream, int per_thread, CUresult r);
 void enc_core_stream_destroy(CUstream stream, int per_thread);
+/* After cuStreamDestroy: a capture of that stream ended with it. */
+void enc_core_stream_destroyed(CUstream stream, int per_thread, CUresult r);
 void enc_core_module_unload(void);
+/* A context was destroyed (core/context.c): forget the handles encore kept in it. */
+void enc_core_context_destroyed(CUcontext ctx, CUresult r);
+/* Around cuDevicePrimaryCtxReset (reset) and cuDevicePrimaryCtxRelease. */
+void enc_core_primary_context_before(CUdevice dev);
+void enc_core_primary_context_after(CUdevice dev, int reset, CUresult r);
+/* After the program's cuInit: encore's exit flush is registered now, so that
+ * it runs before the driver's own teardown (core/init.c). */
+void enc_core_driver_initialized(CUresult r);
 
 /* Switch encore off for good: flush what is held, warn once, pass through. */
 void enc_core_disable(const char *why);

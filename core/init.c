@@ -25,12 +25,41 @@ void enc_core_disable(const char *why) {
     __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
 }
 
+/* Has the driver torn itself down (at exit, before this handler ran)? */
+static int driver_torn_down(void) {
+    CUcontext c;
+    CUresult r = CUDA_SUCCESS;
+    if (enc_drv.ctxGetCurrent) ENC_GUARDED r = enc_drv.ctxGetCurrent(&c);
+    return r == CUDA_ERROR_DEINITIALIZED;
+}
+
 static void at_exit(void) {
     /* The program is done: whatever this thread calls from now on (other
      * exit handlers, destructors) passes straight through. */
     enc_guard_set_for_good();
-    if (enc_active) enc_core_flush_all(ENC_FLUSH_EXIT);
+    /* Registered at start-up, before the driver's own exit handler, this
+     * runs after it: the flush before the driver's teardown was done (see
+     * below), and a driver that is gone takes nothing more. */
+    if (enc_active && !driver_torn_down()) enc_core_flush_all(ENC_FLUSH_EXIT);
     enc_report_at_exit();
+}
+
+/* The driver registers its own teardown when it is initialised (the
+ * simulated driver from an exit handler registered in cuInit; cudart from
+ * its own). Exit handlers run last-registered first, so this one, registered
+ * after the program's first successful cuInit, issues what encore holds
+ * while the driver still takes it. From here on encore passes every call
+ * straight through: what the remaining exit handlers launch runs at once. */
+static void at_exit_before_driver(void) {
+    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return;
+    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    ENC_GUARDED enc_core_flush_all(ENC_FLUSH_EXIT);
+}
+
+void enc_core_driver_initialized(CUresult r) {
+    static int registered;
+    if (r != CUDA_SUCCESS || __atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL)) return;
+    atexit(at_exit_before_driver);
 }
 
 /* A forked child inherits the parent's held launches and stream states but

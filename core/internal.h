@@ -231,6 +231,14 @@ void enc_stream_join_side(enc_stream_state *st);
 int enc_stream_hold_ok(enc_stream_state *st);
 /* Issue one recorded launch (its bytes in `arena`) on `stream`. */
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream);
+/* The program begins a capture (enc_prog_capturing is raised already): take
+ * states_mu and every state's mutex once, ending each open sequence (what is
+ * held is issued): the barrier of prog_capture.c. */
+void enc_stream_pass_all(enum enc_flush_reason why);
+/* ctx was destroyed (NULL: not known which: any): its streams are gone, and
+ * with them the side streams and events of per-thread states and every
+ * graph. Forget their handles without a driver call. */
+void enc_stream_context_gone(CUcontext ctx);
 
 /* ---- store.c: a stream's sequence store (trie, graphs, eviction) ---------------- */
 
@@ -261,6 +269,8 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
 void enc_store_evict_lru(enc_store *s);
 /* Drop every graph, the trie and the candidates. */
 void enc_store_forget(enc_store *s);
+/* The same, for graphs whose context is gone: their handles are forgotten, not destroyed. */
+void enc_store_abandon(enc_store *s);
 /* Free a graph that is in no trie (any more), its executable and graph too. */
 void enc_graph_free(enc_graph *g);
 
@@ -294,6 +304,8 @@ void enc_sequence_open(enc_stream_state *st);
 int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
 /* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
+/* The stream's context is gone: drop the open sequence, held launches too, issuing nothing. */
+void enc_sequence_discard(enc_stream_state *st);
 
 /* ---- learn.c: candidates, capture, a graph's kernel nodes ------------------------ */
 
@@ -303,6 +315,8 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
 enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create);
 /* Count the ended sequence towards capture, and capture it when it is due. */
 void enc_learn_sequence(enc_stream_state *st);
+/* ctx was destroyed (NULL: any context): forget encore's capture stream there. */
+void enc_learn_context_gone(CUcontext ctx);
 
 /* ---- replay.c: matching, release, replay, patching ------------------------------- */
 
@@ -317,7 +331,28 @@ void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_lay
 
 /* ---- launch.c: the launch path, flush points, lifecycle events ------------------ */
 
-extern int enc_prog_capturing; /* the program's own captures in progress; atomic */
+/* (what it offers is the engine's interface: core/engine.h) */
+
+/* ---- prog_capture.c: the program's own captures ---------------------------------- */
+
+/* The program's captures that are live or beginning; atomic. While it is not
+ * 0 encore makes no driver call of its own, from any thread. The rule that
+ * makes this race-free (prog_capture.c): every driver call of encore's own
+ * is made with a stream state's mutex held, or between enc_own_calls_begin
+ * and enc_own_calls_end, and is decided on after reading this count under
+ * that same hold. */
+extern int enc_prog_capturing;
+/* For encore's own driver calls outside a stream state's mutex: 1 (a lock
+ * held: end with enc_own_calls_end) if they may be made now, 0 if not. */
+int enc_own_calls_begin(void);
+void enc_own_calls_end(void);
+/* While a capture is live, a graph's driver objects are destroyed later:
+ * returns 1 if it took them (the caller forgets the handles), 0 if the
+ * caller destroys them now. */
+int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph);
+/* ctx went away (NULL: some context, which one is not known): the captures
+ * in it ended with it. */
+void enc_prog_capture_context_gone(CUcontext ctx);
 
 /* ---- deadline.c: the flush-deadline thread --------------------------------------- */
 

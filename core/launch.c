@@ -23,8 +23,6 @@
 #include "core/internal.h"
 #include "policy/options.h"
 
-int enc_prog_capturing;
-
 static CUresult call_real(const enc_launch *l) {
     if (l->shape == ENC_SHAPE_EX) return ((PFN_cuLaunchKernelEx_v11060)l->real)(l->config, l->f, l->params, l->extra);
     return ((PFN_cuLaunchKernel_v4000)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
@@ -244,21 +242,6 @@ void enc_core_flush_all(enum enc_flush_reason why) {
 }
 
 /* ---- lifecycle events --------------------------------------------------------------- */
-
-void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r) {
-    (void)stream;
-    (void)per_thread;
-    if (r == CUDA_SUCCESS) __atomic_fetch_add(&enc_prog_capturing, 1, __ATOMIC_RELAXED);
-}
-
-void enc_core_capture_end(CUstream stream, int per_thread, CUresult r) {
-    (void)stream;
-    (void)per_thread;
-    (void)r;
-    int c = __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED);
-    while (c > 0 &&
-           !__atomic_compare_exchange_n(&enc_prog_capturing, &c, c - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
-}
 
 void enc_core_stream_destroy(CUstream stream, int per_thread) {
     if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {

@@ -166,23 +166,31 @@ static enc_graph_node *chain_nodes(CUgraph g, const enc_rec *recs, const unsigne
 
 /* ---- capture ----------------------------------------------------------------------- */
 
+static struct {
+    CUcontext ctx;
+    CUstream s;
+} priv[MAX_PRIVATE_STREAMS];
+static int npriv;
+static pthread_mutex_t priv_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static CUstream private_stream(CUcontext ctx) {
-    static struct {
-        CUcontext ctx;
-        CUstream s;
-    } priv[MAX_PRIVATE_STREAMS];
-    static int npriv;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     CUstream s = NULL;
-    pthread_mutex_lock(&mu);
+    pthread_mutex_lock(&priv_mu);
     for (int i = 0; i < npriv; i++)
         if (priv[i].ctx == ctx) s = priv[i].s;
     if (!s && npriv < MAX_PRIVATE_STREAMS && enc_drv.streamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
         priv[npriv].ctx = ctx;
         priv[npriv++].s = s;
     }
-    pthread_mutex_unlock(&mu);
+    pthread_mutex_unlock(&priv_mu);
     return s;
+}
+
+void enc_learn_context_gone(CUcontext ctx) {
+    pthread_mutex_lock(&priv_mu);
+    for (int i = 0; i < npriv; i++)
+        if (!ctx || priv[i].ctx == ctx) priv[i--] = priv[--npriv]; /* destroyed with its context */
+    pthread_mutex_unlock(&priv_mu);
 }
 
 /* A graph-to-be holding its own copy of the sequence's records, or NULL. */

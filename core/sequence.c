@@ -45,6 +45,16 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     close_sequence(st);
 }
 
+void enc_sequence_discard(enc_stream_state *st) {
+    if (st->held) { /* launched while another thread destroyed the context: there is nothing to run them in */
+        __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);
+        ENC_DEBUG("%u held launches dropped: their context was destroyed", st->seq.n);
+    }
+    st->anchor_set = 0;
+    if (st->open) close_sequence(st);
+}
+
 /* The pending launch is the anchor coming again: the sequence ends before
  * it, and it begins the next one. */
 static void cut_before_anchor(enc_stream_state *st) {

@@ -109,9 +109,11 @@ uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n) {
 /* ---- graphs ----------------------------------------------------------------------- */
 
 void enc_graph_free(enc_graph *g) {
-    ENC_GUARDED {
-        if (g->exec) enc_drv.graphExecDestroy(g->exec); /* an in-flight launch completes first */
-        if (g->graph) enc_drv.graphDestroy(g->graph);
+    if (!enc_prog_capture_defer_destroy(g->exec, g->graph)) { /* not while the program captures */
+        ENC_GUARDED {
+            if (g->exec) enc_drv.graphExecDestroy(g->exec); /* an in-flight launch completes first */
+            if (g->graph) enc_drv.graphDestroy(g->graph);
+        }
     }
     free(g->knodes);
     free(g->recs);
@@ -148,6 +150,15 @@ void enc_store_evict_lru(enc_store *s) {
         for (enc_graph *g = s->nodes[id].graphs; g; g = g->next_at_node)
             if (!lru || g->last_used < lru->last_used) lru = g;
     if (lru) enc_store_drop_graph(s, lru, 1);
+}
+
+void enc_store_abandon(enc_store *s) {
+    for (uint32_t id = 1; id < s->nnodes; id++)
+        for (enc_graph *g = s->nodes[id].graphs; g; g = g->next_at_node) {
+            g->exec = NULL;
+            g->graph = NULL;
+        }
+    enc_store_forget(s);
 }
 
 void enc_store_forget(enc_store *s) {

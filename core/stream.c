@@ -175,7 +175,11 @@ enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
     enc_stream_state *st = state_lookup(kind, kind == ENC_STREAM_EXPLICIT ? (void *)s : NULL, ctx, create);
     if (st && st->needs_init && create) {
         pthread_mutex_lock(&st->mu);
-        if (st->needs_init) state_query(st);
+        /* Not while the program captures: asking a capturing stream's flags
+         * invalidates a global-mode capture (docs/driver-rules.md). The
+         * stream's launches pass straight through meanwhile; it is asked at
+         * its first launch after the capture. */
+        if (st->needs_init && !__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) state_query(st);
         pthread_mutex_unlock(&st->mu);
     }
     return st;
@@ -191,6 +195,51 @@ void enc_stream_retire(enc_stream_state *st) {
     st->handle = NULL;
     __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&st->mu);
+    pthread_mutex_unlock(&states_mu);
+}
+
+void enc_stream_pass_all(enum enc_flush_reason why) {
+    pthread_mutex_lock(&states_mu); /* a state added after this sees the raised count */
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&states_mu);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *st = enc_states[i];
+        pthread_mutex_lock(&st->mu);
+        if (st->open) enc_sequence_end(st, why);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+/* With st->mu held: forget the per-thread machinery's handles. */
+static void forget_side(enc_stream_state *st) {
+    st->ev_start = st->ev_done = NULL;
+    st->side = NULL;
+    if (st->join_pending) {
+        st->join_pending = 0;
+        __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void enc_stream_context_gone(CUcontext ctx) {
+    pthread_mutex_lock(&states_mu);
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *st = enc_states[i];
+        pthread_mutex_lock(&st->mu);
+        /* An explicit stream not asked yet (st->ctx NULL) has learnt nothing:
+         * forgetting it costs nothing, and it may be one of ctx's. */
+        if (!st->dead && (!ctx || st->ctx == ctx || !st->ctx)) {
+            enc_sequence_discard(st);
+            enc_store_abandon(&st->store);
+            forget_side(st);
+            if (st->kind == ENC_STREAM_EXPLICIT) { /* destroyed with its context: as enc_stream_retire */
+                st->dead = 1;
+                st->handle = NULL;
+                __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
+            }
+        }
+        pthread_mutex_unlock(&st->mu);
+    }
     pthread_mutex_unlock(&states_mu);
 }
 

@@ -130,6 +130,9 @@ void *enc_trampoline_enter(unsigned int index) {
 
 /* ---- hooked calls -------------------------------------------------------- */
 
+/* The first argument of an OBJECT_ARG entry point, for this thread's call. */
+static __thread uintptr_t hook_object __attribute__((tls_model("initial-exec")));
+
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
     enc_interpose_ensure_init();
@@ -140,9 +143,13 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     unsigned char flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
     if (flags & ENC_F_UNLOAD) enc_core_module_unload();
+    if ((flags & ENC_F_CONTEXT_GONE) && entry != ENC_E_cuCtxDestroy)
+        enc_core_primary_context_before((CUdevice)hook_object);
     int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
     if ((flags & ENC_F_STREAM_DESTROY) && one_stream)
         enc_core_stream_destroy(stream, per_thread); /* issues what it holds, then forgets it */
+    else if ((flags & ENC_F_CAPTURE_BEGIN) && one_stream)
+        enc_core_capture_prepare(stream, per_thread); /* issues everything held; encore stops calling the driver */
     else if (cls == ENC_CLASS_LAUNCH) /* a launch shape the engine does not defer (cooperative, legacy API) */
         enc_core_opaque_launch(one_stream ? stream : NULL, one_stream ? per_thread : -1);
     else if (cls == ENC_CLASS_FLUSH_STREAM && one_stream && stream != ENC_MANY_STREAMS)
@@ -162,6 +169,24 @@ void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) 
     unsigned char flags = enc_entry_flags[entry];
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
     if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
+    if ((flags & ENC_F_STREAM_DESTROY) && stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS)
+        enc_core_stream_destroyed(stream, per_thread, result);
+    if (flags & ENC_F_INIT) enc_core_driver_initialized(result);
+    if ((flags & ENC_F_CONTEXT_GONE) && entry == ENC_E_cuCtxDestroy)
+        enc_core_context_destroyed((CUcontext)hook_object, result);
+    else if (flags & ENC_F_CONTEXT_GONE)
+        enc_core_primary_context_after((CUdevice)hook_object, entry == ENC_E_cuDevicePrimaryCtxReset, result);
+}
+
+int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t object) {
+    if (enc_tls_guard) return 0;
+    hook_object = object;
+    return enc_hook_pre(entry, stream, per_thread);
+}
+
+void enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object) {
+    hook_object = object; /* calls made meanwhile (inside the driver) may have set it */
+    enc_hook_post(entry, stream, per_thread, result);
 }
 
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,

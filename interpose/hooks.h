@@ -66,6 +66,10 @@ int enc_hand_out_real(int entry);
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread);
 void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
+/* The same, for the entry points whose first argument the hooks need
+ * (scripts/gen_hooks.py OBJECT_ARG: the context or device a call destroys). */
+int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t object);
+void enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object);
 
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
                             unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,

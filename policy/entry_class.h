@@ -10,7 +10,9 @@ enum enc_entry_flag {
     ENC_F_CAPTURE_END = 2,    /* ... and stops */
     ENC_F_STREAM_DESTROY = 4, /* forget what was learnt about the stream */
     ENC_F_UNLOAD = 8,         /* code or a context goes away: drop graphs and parameter layouts */
-    ENC_F_LOOKUP = 16         /* hands out entry points: always wrapped, even when pass-through */
+    ENC_F_LOOKUP = 16,        /* hands out entry points: always wrapped, even when pass-through */
+    ENC_F_INIT = 32,          /* initialises the driver: encore's exit flush must run before its teardown */
+    ENC_F_CONTEXT_GONE = 64   /* destroys a context: forget encore's handles in it (streams, events, graphs) */
 };
 
 typedef struct enc_entry_policy {

@@ -22,7 +22,8 @@ Outputs (in --out):
 
 Each wrapper is the same few lines: ENC_PRE (classify and flush through the
 core), call the real function, ENC_POST. Launch entry points (recognised by
-their signature shape) hand the launch to the core instead.
+their signature shape) hand the launch to the core instead; those in
+OBJECT_ARG pass their first argument to the hooks too.
 """
 import argparse
 import os
@@ -32,6 +33,10 @@ import sys
 
 # Entry points with hand-written wrappers (interpose/procaddr.c).
 SPECIAL = {"cuGetProcAddress"}
+
+# Entry points whose first argument the hooks need (the context or device a
+# call destroys): their wrappers pass it to enc_hook_pre_obj/enc_hook_post_obj.
+OBJECT_ARG = {"cuCtxDestroy", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease"}
 
 # Signature shapes of kernel launches the core can defer.
 LAUNCH_SHAPES = {
@@ -167,7 +172,7 @@ def cuda_version(include):
     return int(m.group(1)) if m else 0
 
 
-def wrapper_body(fn, entry, real_expr, pfn_type, pt):
+def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
     launch = LAUNCH_SHAPES.get(shape_of(fn.types))
     args = ", ".join(fn.args)
     lines = []
@@ -176,9 +181,12 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt):
                      % (entry, "lk" if launch == "ENC_LAUNCH_LK" else "ex", entry, pt,
                         "(void *)" + real_expr, args))
     s = stream_expr(fn.types, fn.args)
-    lines.append("    int own_ = enc_hook_pre(%s, %s, %d);" % (entry, s, pt))
+    pre, post, obj = "enc_hook_pre", "enc_hook_post", ""
+    if base in OBJECT_ARG and fn.args:
+        pre, post, obj = "enc_hook_pre_obj", "enc_hook_post_obj", ", (uintptr_t)%s" % fn.args[0]
+    lines.append("    int own_ = %s(%s, %s, %d%s);" % (pre, entry, s, pt, obj))
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
-    lines.append("    if (own_) enc_hook_post(%s, %s, %d, r_);" % (entry, s, pt))
+    lines.append("    if (own_) %s(%s, %s, %d, r_%s);" % (post, entry, s, pt, obj))
     lines.append("    return r_;")
     return "\n".join(lines)
 
@@ -263,7 +271,7 @@ def main():
         c.append("ENC_EXPORT CUresult %s(%s) {\n%s\n}"
                  % (name, fn.decl_params(),
                     wrapper_body(fn, "%d /* %s */" % (eid[base], base), real,
-                                 "CUresult (*)(%s)" % ", ".join(fn.types or ["void"]), per_thread(name))))
+                                 "CUresult (*)(%s)" % ", ".join(fn.types or ["void"]), per_thread(name), base)))
     c.append("const enc_export_desc enc_exports[ENC_EXPORT_COUNT] = {")
     for name in export_names:
         w = ("(void *)enc_special_export_%s" % name) if stem(name) in SPECIAL else "(void *)%s" % name
@@ -279,7 +287,7 @@ def main():
         c.append("static CUresult enc_w_%s(%s) {\n%s\n}"
                  % (fn.name, fn.decl_params(),
                     wrapper_body(fn, "%d /* %s */" % (eid[fn.base], fn.base), "enc_real_variant[%d]" % i,
-                                 "PFN_" + fn.name, fn.pt)))
+                                 "PFN_" + fn.name, fn.pt, fn.base)))
     c.append("const enc_variant_desc enc_variants[ENC_VARIANT_COUNT] = {")
     for fn in variants:
         w = ("(void *)enc_special_%s" % fn.name) if fn.base in SPECIAL else "(void *)enc_w_%s" % fn.name
