@@ -43,6 +43,9 @@ CUresult enc_core_launch(const enc_launch *l);
 /* Flush points. `stream` may be ENC_ANY_STREAM-like placeholders handled by hooks. */
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why);
 void enc_core_flush_all(enum enc_flush_reason why);
+/* Switched off: still order this thread's per-thread streams after launches
+ * encore released from other threads before (cheap when there are none). */
+void enc_core_join_pending(void);
 
 /* A launch the engine does not defer: count it, flush its stream (or, with
  * per_thread < 0, everything) so it runs in order. */

@@ -188,7 +188,7 @@ typedef struct enc_stream_state {
      * side stream ordered after ev_start, and the owner joins ev_done. */
     CUevent ev_start, ev_done;
     CUstream side;
-    int join_pending;
+    int join_pending; /* atomic: read without the lock */
 
     /* holding */
     int held;      /* atomic: read without the lock */
@@ -227,6 +227,8 @@ CUstream enc_stream_begin_issue(enc_stream_state *st, int *pushed, int *side);
 void enc_stream_end_issue(enc_stream_state *st, int pushed, int side);
 /* The owner thread orders its per-thread stream after work released elsewhere. */
 void enc_stream_join_side(enc_stream_state *st);
+/* ... its per-thread streams (any context), before a call that may order work after them. */
+void enc_stream_join_own_sides(void);
 /* Before holding on a per-thread stream: mark where the hold starts (0: cannot hold). */
 int enc_stream_hold_ok(enc_stream_state *st);
 /* Issue one recorded launch (its bytes in `arena`) on `stream`. */

@@ -192,7 +192,10 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
 CUresult enc_core_launch(const enc_launch *l) {
     if (enc_tls_guard) return call_real(l);
     enc_core_ensure_init();
-    if (!enc_active) return call_real(l);
+    if (!enc_active) {
+        enc_core_join_pending(); /* released before encore switched off */
+        return call_real(l);
+    }
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
@@ -232,7 +235,9 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
-    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0) return;
+    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0)
+        return;
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
@@ -241,6 +246,13 @@ void enc_core_flush_all(enum enc_flush_reason why) {
         enc_sequence_end(st, why);
         pthread_mutex_unlock(&st->mu);
     }
+    /* The call may order work after this thread's per-thread streams (a
+     * blocking copy or memset runs on it): after what was released elsewhere too. */
+    enc_stream_join_own_sides();
+}
+
+void enc_core_join_pending(void) {
+    ENC_GUARDED enc_stream_join_own_sides();
 }
 
 /* ---- lifecycle events --------------------------------------------------------------- */

@@ -225,7 +225,7 @@ CUstream enc_stream_begin_issue(enc_stream_state *st, int *pushed, int *side) {
 
 void enc_stream_end_issue(enc_stream_state *st, int pushed, int side) {
     if (side && enc_drv.eventRecord(st->ev_done, st->side) == CUDA_SUCCESS && !st->join_pending) {
-        st->join_pending = 1;
+        __atomic_store_n(&st->join_pending, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
     }
     enc_stream_leave_ctx(pushed);
@@ -234,8 +234,31 @@ void enc_stream_end_issue(enc_stream_state *st, int pushed, int side) {
 void enc_stream_join_side(enc_stream_state *st) {
     if (__builtin_expect(st->join_pending, 0) && enc_tid() == st->owner) {
         enc_drv.streamWaitEvent(CU_STREAM_PER_THREAD, st->ev_done, 0);
-        st->join_pending = 0;
+        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
         __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Any call of this thread may order work after its per-thread streams (a
+ * blocking copy or memset runs on the per-thread stream; a flush-everything
+ * call may observe it): their released launches come first. Another
+ * thread's calls need no join: they cannot name this thread's per-thread
+ * stream, legacy-stream work waits for the side stream (a blocking stream),
+ * and context-wide synchronisation covers it (it is in the context). */
+void enc_stream_join_own_sides(void) {
+    if (__builtin_expect(__atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0, 1)) return;
+    pid_t me = enc_tid();
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *st = enc_states[i];
+        if (!__atomic_load_n(&st->join_pending, __ATOMIC_RELAXED)) continue;
+        pthread_mutex_lock(&st->mu);
+        if (st->kind == ENC_STREAM_PER_THREAD && st->owner == me && st->join_pending) {
+            int pushed = enc_stream_enter_ctx(st); /* CU_STREAM_PER_THREAD names the current context's */
+            enc_stream_join_side(st);
+            enc_stream_leave_ctx(pushed);
+        }
+        pthread_mutex_unlock(&st->mu);
     }
 }
 

@@ -135,7 +135,10 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
     enc_tls_guard = 1;
-    if (!enc_active) return 1;
+    if (!enc_active) {
+        enc_core_join_pending(); /* released before encore switched off */
+        return 1;
+    }
     enc_stats_count_call(cls);
     unsigned char flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
