@@ -3,7 +3,8 @@
  * When a sequence ends, its hash is counted as a candidate; a sequence seen
  * ENCORE_MIN_REPEATS times is captured from its recorded copies (never by
  * running the program's work twice) on encore's own non-blocking stream in
- * relaxed mode, instantiated and added to the stream's store. With
+ * relaxed mode, instantiated (with node priorities when its launches set
+ * CU_LAUNCH_ATTRIBUTE_PRIORITY) and added to the stream's store. With
  * ENCORE_PATCH, the sequence's structure alone is counted too (a structural
  * candidate), so that a sequence whose arguments change (a step counter)
  * gets a graph whose kernel nodes can be patched. */
@@ -65,6 +66,29 @@ static int sequence_allowed(const enc_seq *seq) {
         if (enc_opt.exclude[0] && name_matches(enc_opt.exclude, name)) return 0;
     }
     return 1;
+}
+
+/* ---- launch priorities ---------------------------------------------------------- */
+
+static int has_priority_attr(const enc_rec *r, const unsigned char *arena) {
+    const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
+    for (uint32_t i = 0; i < r->nattrs; i++)
+        if (a[i].id == CU_LAUNCH_ATTRIBUTE_PRIORITY) return 1;
+    return 0;
+}
+
+/* How the graph of seq's launches must be instantiated to run each at the
+ * priority it has eagerly: 0 (no launch sets CU_LAUNCH_ATTRIBUTE_PRIORITY:
+ * the graph runs at the priority of the stream it is launched into),
+ * CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY (every launch sets it: each
+ * node keeps its own), or -1 when only some do: the others' nodes would get
+ * the capturing stream's priority, not the program stream's, so such a
+ * sequence runs eagerly. */
+static long long priority_flags(const enc_seq *seq) {
+    uint32_t with = 0;
+    for (uint32_t i = 0; i < seq->n; i++) with += (uint32_t)has_priority_attr(&seq->recs[i], seq->arena);
+    if (with == 0) return 0;
+    return with == seq->n ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : -1;
 }
 
 /* ---- the program's context-wide calls ---------------------------------------------- */
@@ -204,7 +228,8 @@ static enc_graph *copy_sequence(const enc_seq *seq) {
 /* Capture g's launches on encore's private stream of st's context, and
  * instantiate the graph. Returns NULL, or what failed (its CUDA error in
  * *err). *t_captured: when the capture ended. With capture_rw held. */
-static const char *capture_graph(const enc_stream_state *st, enc_graph *g, CUresult *err, uint64_t *t_captured) {
+static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsigned long long flags, CUresult *err,
+                                 uint64_t *t_captured) {
     const char *what = NULL;
     CUresult r = CUDA_SUCCESS;
     CUgraph cg = NULL;
@@ -229,7 +254,7 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, CUres
             }
         }
         *t_captured = enc_now_ns();
-        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, 0)) != CUDA_SUCCESS) {
+        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, flags)) != CUDA_SUCCESS) {
             what = "cuGraphInstantiate";
             g->exec = NULL;
         }
@@ -266,6 +291,12 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
         c->state = ENC_CAND_NEVER;
         return;
     }
+    long long flags = priority_flags(&st->seq);
+    if (flags < 0) {
+        c->state = ENC_CAND_NEVER;
+        ENC_DEBUG("a repeating sequence sets launch priorities on some launches only: it runs eagerly");
+        return;
+    }
     if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
         enc_store_evict_lru(&st->store);
         if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) return;
@@ -280,7 +311,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     }
     uint64_t t0 = enc_now_ns(), t1;
     CUresult r;
-    const char *what = capture_graph(st, g, &r, &t1);
+    const char *what = capture_graph(st, g, (unsigned long long)flags, &r, &t1);
     pthread_rwlock_unlock(&capture_rw);
     uint64_t t2 = enc_now_ns();
     if (what) {
