@@ -94,6 +94,7 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
         ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
         ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
+        ENC_RESOLVE(streamGetAttribute, "cuStreamGetAttribute", 11000);
         if (missing) ENC_DEBUG("the driver lacks %s", missing);
         missing = NULL;
         ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */

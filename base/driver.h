@@ -38,6 +38,8 @@ typedef struct enc_driver {
     PFN_cuGraphNodeGetType_v10000 graphNodeGetType;
     PFN_cuGraphKernelNodeGetParams_v10000 graphKernelNodeGetParams;
     PFN_cuGraphExecKernelNodeSetParams_v10010 graphExecKernelNodeSetParams;
+    /* optional: comparing a stream's attributes with encore's capture stream's */
+    PFN_cuStreamGetAttribute_v11000 streamGetAttribute;
 } enc_driver;
 
 extern enc_driver enc_drv;

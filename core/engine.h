@@ -61,6 +61,8 @@ void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r);
 void enc_core_capture_end(CUstream stream, int per_thread, CUresult r);
 void enc_core_stream_destroy(CUstream stream, int per_thread);
 void enc_core_module_unload(void);
+/* A stream's attributes changed (after the call): streams check theirs again at their next launch. */
+void enc_core_stream_attrs_changed(void);
 
 /* Switch encore off for good: flush what is held, warn once, pass through. */
 void enc_core_disable(const char *why);

@@ -190,6 +190,12 @@ typedef struct enc_stream_state {
     CUstream side;
     int join_pending; /* atomic: read without the lock */
 
+    /* Its attributes differ from encore's capture stream's in one a graph
+     * launch does not take from the stream (enc_stream_check_attrs): its
+     * launches run eagerly. attr_gen: enc_attr_gen when last checked. */
+    int attrs_differ;
+    uint32_t attr_gen;
+
     /* holding */
     int held;      /* atomic: read without the lock */
     uint32_t node; /* the trie node the held launches reached */
@@ -231,6 +237,10 @@ void enc_stream_join_side(enc_stream_state *st);
 void enc_stream_join_own_sides(void);
 /* Before holding on a per-thread stream: mark where the hold starts (0: cannot hold). */
 int enc_stream_hold_ok(enc_stream_state *st);
+/* Stream attributes changed somewhere (cuStreamSetAttribute, cuStreamCopyAttributes) when this moved; atomic. */
+extern uint32_t enc_attr_gen;
+/* Compare st's stream's attributes with encore's capture stream's (sets attrs_differ and attr_gen). */
+void enc_stream_check_attrs(enc_stream_state *st);
 /* Issue one recorded launch (its bytes in `arena`) on `stream`. */
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream);
 
@@ -305,6 +315,8 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
 enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create);
 /* Count the ended sequence towards capture, and capture it when it is due. */
 void enc_learn_sequence(enc_stream_state *st);
+/* encore's capture stream of ctx (created if needed, with ctx current), or NULL. */
+CUstream enc_learn_capture_stream(CUcontext ctx);
 
 /* ---- replay.c: matching, release, replay, patching ------------------------------- */
 

@@ -182,6 +182,9 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
+    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
+        enc_stream_check_attrs(st);
+    if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
     if (st->sparse && !st->held) return count_and_pass_through(st, l);
     const enc_layout *L = enc_layout_cached(l->f);
     if (!L) return issue_first_launch(st, l);
@@ -280,6 +283,8 @@ void enc_core_stream_destroy(CUstream stream, int per_thread) {
     enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
     if (st) enc_stream_retire(st);
 }
+
+void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_attr_gen, 1, __ATOMIC_RELEASE); }
 
 void enc_core_module_unload(void) {
     enc_core_flush_all(ENC_FLUSH_ALL_CALL);

@@ -209,6 +209,8 @@ static CUstream private_stream(CUcontext ctx) {
     return s;
 }
 
+CUstream enc_learn_capture_stream(CUcontext ctx) { return private_stream(ctx); }
+
 /* A graph-to-be holding its own copy of the sequence's records, or NULL. */
 static enc_graph *copy_sequence(const enc_seq *seq) {
     enc_graph *g = calloc(1, sizeof *g);

@@ -165,6 +165,7 @@ void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) 
     unsigned char flags = enc_entry_flags[entry];
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
     if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
+    if ((flags & ENC_F_STREAM_ATTRS) && result == CUDA_SUCCESS) enc_core_stream_attrs_changed();
 }
 
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,

@@ -10,7 +10,8 @@ enum enc_entry_flag {
     ENC_F_CAPTURE_END = 2,    /* ... and stops */
     ENC_F_STREAM_DESTROY = 4, /* forget what was learnt about the stream */
     ENC_F_UNLOAD = 8,         /* code or a context goes away: drop graphs and parameter layouts */
-    ENC_F_LOOKUP = 16         /* hands out entry points: always wrapped, even when pass-through */
+    ENC_F_LOOKUP = 16,        /* hands out entry points: always wrapped, even when pass-through */
+    ENC_F_STREAM_ATTRS = 32   /* changes a stream's attributes: graphs may no longer run as its launches would */
 };
 
 typedef struct enc_entry_policy {
