@@ -254,9 +254,7 @@ void enc_core_flush_all(enum enc_flush_reason why) {
     enc_stream_join_own_sides();
 }
 
-void enc_core_join_pending(void) {
-    ENC_GUARDED enc_stream_join_own_sides();
-}
+void enc_core_join_pending(void) { ENC_GUARDED enc_stream_join_own_sides(); }
 
 /* ---- lifecycle events --------------------------------------------------------------- */
 
