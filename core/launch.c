@@ -3,7 +3,9 @@
  *
  * A launch goes one of these ways (enc_core_launch, then launch_on):
  *   - straight through, as without encore: no stream state, the program is
- *     capturing, or a launch encore cannot re-issue (the sequence ends first);
+ *     capturing, the stream has attributes a graph does not carry
+ *     (enc_stream_check_attrs), or a launch encore cannot re-issue (the
+ *     sequence ends first);
  *   - issued and only counted: a stream whose launches come too far apart
  *     (ENCORE_MAX_GAP);
  *   - issued first, then recorded: the first launch of a kernel;
