@@ -195,6 +195,9 @@ typedef struct enc_stream_state {
      * launches run eagerly. attr_gen: enc_attr_gen when last checked. */
     int attrs_differ;
     uint32_t attr_gen;
+    /* It has graphs with node priorities whose other nodes run at the capture
+     * stream's priority (learn.c): its priority must stay the capture stream's. */
+    int mixed_prio;
 
     /* holding */
     int held;      /* atomic: read without the lock */
@@ -241,6 +244,8 @@ int enc_stream_hold_ok(enc_stream_state *st);
 extern uint32_t enc_attr_gen;
 /* Compare st's stream's attributes with encore's capture stream's (sets attrs_differ and attr_gen). */
 void enc_stream_check_attrs(enc_stream_state *st);
+/* Has st's stream the priority of encore's capture stream? (driver calls) */
+int enc_stream_priority_like_capture(enc_stream_state *st);
 /* Issue one recorded launch (its bytes in `arena`) on `stream`. */
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream);
 

@@ -77,18 +77,17 @@ static int has_priority_attr(const enc_rec *r, const unsigned char *arena) {
     return 0;
 }
 
-/* How the graph of seq's launches must be instantiated to run each at the
- * priority it has eagerly: 0 (no launch sets CU_LAUNCH_ATTRIBUTE_PRIORITY:
- * the graph runs at the priority of the stream it is launched into),
- * CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY (every launch sets it: each
- * node keeps its own), or -1 when only some do: the others' nodes would get
- * the capturing stream's priority, not the program stream's, so such a
- * sequence runs eagerly. */
-static long long priority_flags(const enc_seq *seq) {
+/* Launches of seq that set CU_LAUNCH_ATTRIBUTE_PRIORITY. None: the graph is
+ * instantiated plainly and runs at the priority of the stream it is launched
+ * into, as they would. Some: with CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,
+ * so that those nodes keep theirs; the other nodes then run at the priority
+ * of the stream they were captured on (encore's), which is right only while
+ * the program's stream has that priority too (enc_stream_priority_like_capture
+ * here, enc_stream_check_attrs later: see mixed_prio). */
+static uint32_t launches_with_priority(const enc_seq *seq) {
     uint32_t with = 0;
     for (uint32_t i = 0; i < seq->n; i++) with += (uint32_t)has_priority_attr(&seq->recs[i], seq->arena);
-    if (with == 0) return 0;
-    return with == seq->n ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : -1;
+    return with;
 }
 
 /* ---- the program's context-wide calls ---------------------------------------------- */
@@ -293,10 +292,13 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
         c->state = ENC_CAND_NEVER;
         return;
     }
-    long long flags = priority_flags(&st->seq);
-    if (flags < 0) {
+    uint32_t with_prio = launches_with_priority(&st->seq);
+    int mixed_prio = with_prio > 0 && with_prio < st->seq.n;
+    unsigned long long flags = with_prio ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : 0;
+    if (mixed_prio && !enc_stream_priority_like_capture(st)) {
         c->state = ENC_CAND_NEVER;
-        ENC_DEBUG("a repeating sequence sets launch priorities on some launches only: it runs eagerly");
+        ENC_DEBUG("a repeating sequence sets launch priorities on some launches only, on a stream whose priority "
+                  "differs from encore's capture stream's: it runs eagerly");
         return;
     }
     if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
@@ -313,7 +315,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     }
     uint64_t t0 = enc_now_ns(), t1;
     CUresult r;
-    const char *what = capture_graph(st, g, (unsigned long long)flags, &r, &t1);
+    const char *what = capture_graph(st, g, flags, &r, &t1);
     pthread_rwlock_unlock(&capture_rw);
     uint64_t t2 = enc_now_ns();
     if (what) {
@@ -328,6 +330,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
                   "(its graph nodes could not be matched to its launches)");
         enc_graph_free(g);
     } else {
+        if (mixed_prio) st->mixed_prio = 1;
         keep_graph(st, c, g, t1 - t0, t2 - t1);
     }
 }

@@ -83,6 +83,7 @@ static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx,
     st->needs_init = 1;
     st->attrs_differ = 0;
     st->attr_gen = 0; /* checked at its first launch if any stream's attributes were ever set */
+    st->mixed_prio = 0;
 }
 
 static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
@@ -298,8 +299,9 @@ static int same_attr(CUstream a, CUstream b, int id) {
  * any other (an access-policy window, a memory-sync domain or its map, and
  * every id this build does not know: default-deny) runs its launches
  * eagerly. The synchronization policy is left out: it changes how the host
- * waits, not how kernels run. A per-thread stream's priority counts too:
- * launches released from another thread run on encore's side stream. */
+ * waits, not how kernels run. The priority counts on a per-thread stream
+ * (launches released from another thread run on encore's side stream) and on
+ * a stream with graphs of mixed node priorities (st->mixed_prio). */
 void enc_stream_check_attrs(enc_stream_state *st) {
     uint32_t gen = __atomic_load_n(&enc_attr_gen, __ATOMIC_ACQUIRE);
     int like = 0;
@@ -309,7 +311,7 @@ void enc_stream_check_attrs(enc_stream_state *st) {
         like = ref != NULL;
         for (int id = 1; like && id < 32; id++) {
             if (id == CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY ||
-                (id == CU_LAUNCH_ATTRIBUTE_PRIORITY && st->kind != ENC_STREAM_PER_THREAD))
+                (id == CU_LAUNCH_ATTRIBUTE_PRIORITY && st->kind != ENC_STREAM_PER_THREAD && !st->mixed_prio))
                 continue;
             like = same_attr(issue_handle(st), ref, id);
         }
@@ -320,6 +322,17 @@ void enc_stream_check_attrs(enc_stream_state *st) {
                   like ? "are held and replayed again" : "run eagerly");
     st->attrs_differ = !like;
     st->attr_gen = gen;
+}
+
+int enc_stream_priority_like_capture(enc_stream_state *st) {
+    int like = 0;
+    ENC_GUARDED {
+        int pushed = enc_stream_enter_ctx(st);
+        CUstream ref = enc_learn_capture_stream(st->ctx);
+        like = ref && enc_drv.streamGetAttribute && same_attr(issue_handle(st), ref, CU_LAUNCH_ATTRIBUTE_PRIORITY);
+        enc_stream_leave_ctx(pushed);
+    }
+    return like;
 }
 
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream) {
