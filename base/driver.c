@@ -97,6 +97,7 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(devicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", 7000);
         ENC_RESOLVE(devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000);
         ENC_RESOLVE(devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000);
+        ENC_RESOLVE(streamGetAttribute, "cuStreamGetAttribute", 11000);
         if (missing) ENC_DEBUG("the driver lacks %s", missing);
         missing = NULL;
         ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */

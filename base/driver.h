@@ -42,6 +42,8 @@ typedef struct enc_driver {
     PFN_cuDevicePrimaryCtxGetState_v7000 devicePrimaryCtxGetState;
     PFN_cuDevicePrimaryCtxRetain_v7000 devicePrimaryCtxRetain;
     PFN_cuDevicePrimaryCtxRelease_v11000 devicePrimaryCtxRelease;
+    /* optional: comparing a stream's attributes with encore's capture stream's */
+    PFN_cuStreamGetAttribute_v11000 streamGetAttribute;
 } enc_driver;
 
 extern enc_driver enc_drv;

@@ -43,6 +43,9 @@ CUresult enc_core_launch(const enc_launch *l);
 /* Flush points. `stream` may be ENC_ANY_STREAM-like placeholders handled by hooks. */
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why);
 void enc_core_flush_all(enum enc_flush_reason why);
+/* Switched off: still order this thread's per-thread streams after launches
+ * encore released from other threads before (cheap when there are none). */
+void enc_core_join_pending(void);
 
 /* A launch the engine does not defer: count it, flush its stream (or, with
  * per_thread < 0, everything) so it runs in order. */
@@ -71,6 +74,8 @@ void enc_core_primary_context_after(CUdevice dev, int reset, CUresult r);
 /* After the program's cuInit: encore's exit flush is registered now, so that
  * it runs before the driver's own teardown (core/init.c). */
 void enc_core_driver_initialized(CUresult r);
+/* A stream's attributes changed (after the call): streams check theirs again at their next launch. */
+void enc_core_stream_attrs_changed(void);
 
 /* Switch encore off for good: flush what is held, warn once, pass through. */
 void enc_core_disable(const char *why);

@@ -188,7 +188,16 @@ typedef struct enc_stream_state {
      * side stream ordered after ev_start, and the owner joins ev_done. */
     CUevent ev_start, ev_done;
     CUstream side;
-    int join_pending;
+    int join_pending; /* atomic: read without the lock */
+
+    /* Its attributes differ from encore's capture stream's in one a graph
+     * launch does not take from the stream (enc_stream_check_attrs): its
+     * launches run eagerly. attr_gen: enc_attr_gen when last checked. */
+    int attrs_differ;
+    uint32_t attr_gen;
+    /* It has graphs with node priorities whose other nodes run at the capture
+     * stream's priority (learn.c): its priority must stay the capture stream's. */
+    int mixed_prio;
 
     /* holding */
     int held;      /* atomic: read without the lock */
@@ -227,8 +236,16 @@ CUstream enc_stream_begin_issue(enc_stream_state *st, int *pushed, int *side);
 void enc_stream_end_issue(enc_stream_state *st, int pushed, int side);
 /* The owner thread orders its per-thread stream after work released elsewhere. */
 void enc_stream_join_side(enc_stream_state *st);
+/* ... its per-thread streams (any context), before a call that may order work after them. */
+void enc_stream_join_own_sides(void);
 /* Before holding on a per-thread stream: mark where the hold starts (0: cannot hold). */
 int enc_stream_hold_ok(enc_stream_state *st);
+/* Stream attributes changed somewhere (cuStreamSetAttribute, cuStreamCopyAttributes) when this moved; atomic. */
+extern uint32_t enc_attr_gen;
+/* Compare st's stream's attributes with encore's capture stream's (sets attrs_differ and attr_gen). */
+void enc_stream_check_attrs(enc_stream_state *st);
+/* Has st's stream the priority of encore's capture stream? (driver calls) */
+int enc_stream_priority_like_capture(enc_stream_state *st);
 /* Issue one recorded launch (its bytes in `arena`) on `stream`. */
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream);
 /* The program begins a capture (enc_prog_capturing is raised already): take
@@ -317,6 +334,8 @@ enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create);
 void enc_learn_sequence(enc_stream_state *st);
 /* ctx was destroyed (NULL: any context): forget encore's capture stream there. */
 void enc_learn_context_gone(CUcontext ctx);
+/* encore's capture stream of ctx (created if needed, with ctx current), or NULL. */
+CUstream enc_learn_capture_stream(CUcontext ctx);
 
 /* ---- replay.c: matching, release, replay, patching ------------------------------- */
 

@@ -3,7 +3,9 @@
  *
  * A launch goes one of these ways (enc_core_launch, then launch_on):
  *   - straight through, as without encore: no stream state, the program is
- *     capturing, or a launch encore cannot re-issue (the sequence ends first);
+ *     capturing, the stream has attributes a graph does not carry
+ *     (enc_stream_check_attrs), or a launch encore cannot re-issue (the
+ *     sequence ends first);
  *   - issued and only counted: a stream whose launches come too far apart
  *     (ENCORE_MAX_GAP);
  *   - issued first, then recorded: the first launch of a kernel;
@@ -180,6 +182,9 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
+    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
+        enc_stream_check_attrs(st);
+    if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
     if (st->sparse && !st->held) return count_and_pass_through(st, l);
     const enc_layout *L = enc_layout_cached(l->f);
     if (!L) return issue_first_launch(st, l);
@@ -190,7 +195,10 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
 CUresult enc_core_launch(const enc_launch *l) {
     if (enc_tls_guard) return call_real(l);
     enc_core_ensure_init();
-    if (!enc_active) return call_real(l);
+    if (!enc_active) {
+        enc_core_join_pending(); /* released before encore switched off */
+        return call_real(l);
+    }
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
@@ -230,7 +238,9 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
-    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0) return;
+    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0)
+        return;
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
@@ -239,7 +249,12 @@ void enc_core_flush_all(enum enc_flush_reason why) {
         enc_sequence_end(st, why);
         pthread_mutex_unlock(&st->mu);
     }
+    /* The call may order work after this thread's per-thread streams (a
+     * blocking copy or memset runs on it): after what was released elsewhere too. */
+    enc_stream_join_own_sides();
 }
+
+void enc_core_join_pending(void) { ENC_GUARDED enc_stream_join_own_sides(); }
 
 /* ---- lifecycle events --------------------------------------------------------------- */
 
@@ -251,6 +266,8 @@ void enc_core_stream_destroy(CUstream stream, int per_thread) {
     enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
     if (st) enc_stream_retire(st);
 }
+
+void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_attr_gen, 1, __ATOMIC_RELEASE); }
 
 void enc_core_module_unload(void) {
     enc_core_flush_all(ENC_FLUSH_ALL_CALL);

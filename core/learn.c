@@ -3,7 +3,8 @@
  * When a sequence ends, its hash is counted as a candidate; a sequence seen
  * ENCORE_MIN_REPEATS times is captured from its recorded copies (never by
  * running the program's work twice) on encore's own non-blocking stream in
- * relaxed mode, instantiated and added to the stream's store. With
+ * relaxed mode, instantiated (with node priorities when its launches set
+ * CU_LAUNCH_ATTRIBUTE_PRIORITY) and added to the stream's store. With
  * ENCORE_PATCH, the sequence's structure alone is counted too (a structural
  * candidate), so that a sequence whose arguments change (a step counter)
  * gets a graph whose kernel nodes can be patched. */
@@ -65,6 +66,28 @@ static int sequence_allowed(const enc_seq *seq) {
         if (enc_opt.exclude[0] && name_matches(enc_opt.exclude, name)) return 0;
     }
     return 1;
+}
+
+/* ---- launch priorities ---------------------------------------------------------- */
+
+static int has_priority_attr(const enc_rec *r, const unsigned char *arena) {
+    const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
+    for (uint32_t i = 0; i < r->nattrs; i++)
+        if (a[i].id == CU_LAUNCH_ATTRIBUTE_PRIORITY) return 1;
+    return 0;
+}
+
+/* Launches of seq that set CU_LAUNCH_ATTRIBUTE_PRIORITY. None: the graph is
+ * instantiated plainly and runs at the priority of the stream it is launched
+ * into, as they would. Some: with CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,
+ * so that those nodes keep theirs; the other nodes then run at the priority
+ * of the stream they were captured on (encore's), which is right only while
+ * the program's stream has that priority too (enc_stream_priority_like_capture
+ * here, enc_stream_check_attrs later: see mixed_prio). */
+static uint32_t launches_with_priority(const enc_seq *seq) {
+    uint32_t with = 0;
+    for (uint32_t i = 0; i < seq->n; i++) with += (uint32_t)has_priority_attr(&seq->recs[i], seq->arena);
+    return with;
 }
 
 /* ---- the program's context-wide calls ---------------------------------------------- */
@@ -192,6 +215,7 @@ void enc_learn_context_gone(CUcontext ctx) {
         if (!ctx || priv[i].ctx == ctx) priv[i--] = priv[--npriv]; /* destroyed with its context */
     pthread_mutex_unlock(&priv_mu);
 }
+CUstream enc_learn_capture_stream(CUcontext ctx) { return private_stream(ctx); }
 
 /* A graph-to-be holding its own copy of the sequence's records, or NULL. */
 static enc_graph *copy_sequence(const enc_seq *seq) {
@@ -212,7 +236,8 @@ static enc_graph *copy_sequence(const enc_seq *seq) {
 /* Capture g's launches on encore's private stream of st's context, and
  * instantiate the graph. Returns NULL, or what failed (its CUDA error in
  * *err). *t_captured: when the capture ended. With capture_rw held. */
-static const char *capture_graph(const enc_stream_state *st, enc_graph *g, CUresult *err, uint64_t *t_captured) {
+static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsigned long long flags, CUresult *err,
+                                 uint64_t *t_captured) {
     const char *what = NULL;
     CUresult r = CUDA_SUCCESS;
     CUgraph cg = NULL;
@@ -237,7 +262,7 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, CUres
             }
         }
         *t_captured = enc_now_ns();
-        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, 0)) != CUDA_SUCCESS) {
+        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, flags)) != CUDA_SUCCESS) {
             what = "cuGraphInstantiate";
             g->exec = NULL;
         }
@@ -274,6 +299,15 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
         c->state = ENC_CAND_NEVER;
         return;
     }
+    uint32_t with_prio = launches_with_priority(&st->seq);
+    int mixed_prio = with_prio > 0 && with_prio < st->seq.n;
+    unsigned long long flags = with_prio ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : 0;
+    if (mixed_prio && !enc_stream_priority_like_capture(st)) {
+        c->state = ENC_CAND_NEVER;
+        ENC_DEBUG("a repeating sequence sets launch priorities on some launches only, on a stream whose priority "
+                  "differs from encore's capture stream's: it runs eagerly");
+        return;
+    }
     if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
         enc_store_evict_lru(&st->store);
         if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) return;
@@ -288,7 +322,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     }
     uint64_t t0 = enc_now_ns(), t1;
     CUresult r;
-    const char *what = capture_graph(st, g, &r, &t1);
+    const char *what = capture_graph(st, g, flags, &r, &t1);
     pthread_rwlock_unlock(&capture_rw);
     uint64_t t2 = enc_now_ns();
     if (what) {
@@ -303,6 +337,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
                   "(its graph nodes could not be matched to its launches)");
         enc_graph_free(g);
     } else {
+        if (mixed_prio) st->mixed_prio = 1;
         keep_graph(st, c, g, t1 - t0, t2 - t1);
     }
 }

@@ -17,14 +17,15 @@
 #include "policy/options.h"
 
 unsigned char enc_entry_class[ENC_ENTRY_COUNT];
-unsigned char enc_entry_flags[ENC_ENTRY_COUNT];
+uint16_t enc_entry_flags[ENC_ENTRY_COUNT];
 
 int enc_interpose_ready;
 static pthread_once_t interpose_once = PTHREAD_ONCE_INIT;
 
 static void interpose_init_once(void) {
     for (int i = 0; i < ENC_ENTRY_COUNT; i++) {
-        unsigned char cls, flags;
+        unsigned char cls;
+        uint16_t flags;
         enc_policy_lookup(enc_entry_names[i], &cls, &flags);
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
@@ -138,9 +139,12 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
     enc_tls_guard = 1;
-    if (!enc_active) return 1;
+    if (!enc_active) {
+        enc_core_join_pending(); /* released before encore switched off */
+        return 1;
+    }
     enc_stats_count_call(cls);
-    unsigned char flags = enc_entry_flags[entry];
+    uint16_t flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
     if (flags & ENC_F_UNLOAD) enc_core_module_unload();
     if ((flags & ENC_F_CONTEXT_GONE) && entry != ENC_E_cuCtxDestroy)
@@ -166,11 +170,12 @@ void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) 
     enc_tls_guard = 0;
     if (enc_entry_class[entry] == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_end();
     if (!enc_active) return;
-    unsigned char flags = enc_entry_flags[entry];
+    uint16_t flags = enc_entry_flags[entry];
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
     if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
     if ((flags & ENC_F_STREAM_DESTROY) && stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS)
         enc_core_stream_destroyed(stream, per_thread, result);
+    if ((flags & ENC_F_STREAM_ATTRS) && result == CUDA_SUCCESS) enc_core_stream_attrs_changed();
     if (flags & ENC_F_INIT) enc_core_driver_initialized(result);
     if ((flags & ENC_F_CONTEXT_GONE) && entry == ENC_E_cuCtxDestroy)
         enc_core_context_destroyed((CUcontext)hook_object, result);

@@ -220,6 +220,8 @@ const enc_entry_policy enc_policy_table[] = {
      "earlier work must run, not be captured; encore stops calling the driver"},
     {"cuStreamBeginCaptureToGraph", STREAM, ENC_F_CAPTURE_BEGIN,
      "earlier work must run, not be captured; encore stops calling the driver"},
+    {"cuStreamCopyAttributes", ALL, ENC_F_STREAM_ATTRS,
+     "changes the destination stream's attributes (two streams: flushes everything)"},
     {"cuStreamCreate", PASS, 0, "creates a stream"},
     {"cuStreamCreateWithPriority", PASS, 0, "creates a stream"},
     {"cuStreamDestroy", STREAM, ENC_F_STREAM_DESTROY, "held work must be issued before the stream goes"},
@@ -234,7 +236,8 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuStreamGetPriority", PASS, 0, "query"},
     {"cuStreamIsCapturing", PASS, 0, "query"},
     {"cuStreamQuery", STREAM, 0, "observes the stream's earlier work"},
-    {"cuStreamSetAttribute", STREAM, 0, "changes how the stream's later work runs"},
+    {"cuStreamSetAttribute", STREAM, ENC_F_STREAM_ATTRS,
+     "changes how the stream's later work runs; a graph keeps its nodes' window and sync domain, not the stream's"},
     {"cuStreamSynchronize", STREAM, 0, "observes the stream's earlier work"},
     {"cuStreamUpdateCaptureDependencies", STREAM, 0, "capture bookkeeping"},
     {"cuStreamWaitEvent", STREAM, 0, "stream-ordered wait"},
@@ -253,7 +256,7 @@ const enc_entry_policy enc_policy_table[] = {
 };
 const int enc_policy_count = (int)(sizeof enc_policy_table / sizeof enc_policy_table[0]);
 
-int enc_policy_lookup(const char *name, unsigned char *cls, unsigned char *flags) {
+int enc_policy_lookup(const char *name, unsigned char *cls, uint16_t *flags) {
     int lo = 0, hi = enc_policy_count - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2, c = strcmp(enc_policy_table[mid].name, name);

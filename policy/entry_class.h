@@ -2,6 +2,8 @@
 #ifndef ENCORE_ENTRY_CLASS_H
 #define ENCORE_ENTRY_CLASS_H
 
+#include <stdint.h>
+
 #include "base/enums.h" /* enum enc_class */
 
 /* Extra duties on top of the class. */
@@ -12,13 +14,14 @@ enum enc_entry_flag {
     ENC_F_UNLOAD = 8,         /* code or a context goes away: drop graphs and parameter layouts */
     ENC_F_LOOKUP = 16,        /* hands out entry points: always wrapped, even when pass-through */
     ENC_F_INIT = 32,          /* initialises the driver: encore's exit flush must run before its teardown */
-    ENC_F_CONTEXT_GONE = 64   /* destroys a context: forget encore's handles in it (streams, events, graphs) */
+    ENC_F_CONTEXT_GONE = 64,  /* destroys a context: forget encore's handles in it (streams, events, graphs) */
+    ENC_F_STREAM_ATTRS = 128  /* changes a stream's attributes: graphs may no longer run as its launches would */
 };
 
 typedef struct enc_entry_policy {
     const char *name; /* base name, as asked of cuGetProcAddress (no _v2/_ptsz suffix) */
     unsigned char cls;
-    unsigned char flags;
+    uint16_t flags;
     const char *why; /* one line: why this class is safe */
 } enc_entry_policy;
 
@@ -27,6 +30,6 @@ extern const int enc_policy_count;
 
 /* Class and flags of an entry point. Unlisted names are ENC_CLASS_FLUSH_ALL:
  * default-deny. Returns 1 if the name is listed. */
-int enc_policy_lookup(const char *name, unsigned char *cls, unsigned char *flags);
+int enc_policy_lookup(const char *name, unsigned char *cls, uint16_t *flags);
 
 #endif

@@ -75,6 +75,9 @@
     X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 13000, "cuStreamCreateWithPriority",        \
       "cuStreamCreateWithPriority")                                                                      \
     X(cuStreamGetPriority, "cuStreamGetPriority", 13000, "cuStreamGetPriority", "cuStreamGetPriority_ptsz") \
+    X(cuStreamSetAttribute, "cuStreamSetAttribute", 13000, "cuStreamSetAttribute", "cuStreamSetAttribute_ptsz") \
+    X(cuStreamCopyAttributes, "cuStreamCopyAttributes", 13000, "cuStreamCopyAttributes",                  \
+      "cuStreamCopyAttributes_ptsz")                                                                     \
     X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", 13000, "cuDevicePrimaryCtxReset_v2",            \
       "cuDevicePrimaryCtxReset_v2")                                                                      \
     X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 13000, "cuDevicePrimaryCtxRelease_v2",      \

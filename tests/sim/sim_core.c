@@ -26,6 +26,7 @@ atomic_int g_initialized;
 atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
 atomic_ullong g_stat_faults, g_stat_prio_kernels;
 atomic_llong g_stat_prio_sum, g_stat_execs_live;
+atomic_ullong g_stat_apw_kernels, g_stat_apw_bytes, g_stat_domain_kernels;
 __thread sim_stream *sim_t_running;
 
 #define CTX_MAGIC 0x43545821
@@ -150,6 +151,10 @@ static void stats_at_exit(void) {
             (unsigned long long)atomic_load(&g_stat_faults),
             (unsigned long long)atomic_load(&g_stat_prio_kernels), (long long)atomic_load(&g_stat_prio_sum),
             (long long)atomic_load(&g_stat_execs_live));
+    fprintf(stderr, "simcuda: apw_kernels=%llu apw_bytes=%llu domain_kernels=%llu\n",
+            (unsigned long long)atomic_load(&g_stat_apw_kernels),
+            (unsigned long long)atomic_load(&g_stat_apw_bytes),
+            (unsigned long long)atomic_load(&g_stat_domain_kernels));
 }
 
 __attribute__((constructor)) static void sim_configure(void) {
@@ -787,6 +792,7 @@ static sim_stream *stream_new(sim_ctx *ctx, int kind, unsigned flags, int prio) 
     s->kind = kind;
     s->flags = flags;
     s->priority = prio;
+    s->attrs[CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP].memSyncDomainMap.remote = 1; /* default 0, remote 1 */
     s->id = atomic_fetch_add(&g_ids, 1) + 1;
     s->rng = g_jitter_seed * 0x9e3779b97f4a7c15ull + s->id;
     pthread_mutex_init(&s->mu, NULL);
@@ -961,10 +967,30 @@ CUresult sim_enqueue_locked(sim_stream *s, sim_work *w, const sim_dep *extra, in
  * blocking stream captures, otherwise enqueued. With wait, returns after the
  * work completed. On failure the work is released. */
 enum { SUB_WAIT = 1, SUB_NOCAPTURE = 2 };
+/* A kernel submitted to s takes what its launch did not set from s's
+ * attributes as they are now (priority, access-policy window, memory-sync
+ * domain); captured, these stay with its node ("copied from stream priority
+ * during stream capture"). g_mu held. */
+static void kcall_take_stream_attrs_locked(sim_stream *s, sim_kcall *k) {
+    if (!k->prio_set) {
+        k->prio_set = true;
+        k->prio = s->priority;
+    }
+    if (!k->apw_set) {
+        k->apw_set = true;
+        k->apw_bytes = s->attrs[CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW].accessPolicyWindow.num_bytes;
+    }
+    if (!k->domain_set) {
+        k->domain_set = true;
+        k->sync_domain = (int)s->attrs[CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN].memSyncDomain;
+    }
+}
+
 static CUresult submit(sim_stream *s, sim_work *w, int flags) {
     uint64_t seq = 0;
     CUresult rc;
     pthread_mutex_lock(&g_mu);
+    if (w->kind == W_KERNEL) kcall_take_stream_attrs_locked(s, &w->u.k);
     if (s->kind == SK_LEGACY) {
         sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
         if (c) {
@@ -1162,6 +1188,78 @@ static CUresult stream_get_prio(CUstream h, int *p, int ptds) {
 }
 CUresult cuStreamGetPriority(CUstream hStream, int *priority) { return stream_get_prio(hStream, priority, 0); }
 CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority) { return stream_get_prio(hStream, priority, 1); }
+
+/* Stream attributes: the ids the headers say are valid for streams. Set, they
+ * apply to work submitted to the stream later (kcall_take_stream_attrs_locked);
+ * the priority is the stream's priority (clamped like cuStreamCreateWithPriority's). */
+static bool stream_attr_valid(CUstreamAttrID id) {
+    switch ((int)id) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: return true;
+    default: return false;
+    }
+}
+
+static CUresult stream_set_attr(CUstream h, CUstreamAttrID id, const CUstreamAttrValue *v, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!v || !stream_attr_valid(id)) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    if (id == CU_LAUNCH_ATTRIBUTE_PRIORITY)
+        s->priority = v->priority > 0 ? 0 : v->priority < -5 ? -5 : v->priority;
+    else
+        s->attrs[id] = *v;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value) {
+    return stream_set_attr(hStream, attr, value, 0);
+}
+CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value) {
+    return stream_set_attr(hStream, attr, value, 1);
+}
+
+static CUresult stream_get_attr(CUstream h, CUstreamAttrID id, CUstreamAttrValue *v, int ptds) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (!v || !stream_attr_valid(id)) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    if (id == CU_LAUNCH_ATTRIBUTE_PRIORITY) {
+        memset(v, 0, sizeof *v);
+        v->priority = s->priority;
+    } else {
+        *v = s->attrs[id];
+    }
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out) {
+    return stream_get_attr(hStream, attr, value_out, 0);
+}
+CUresult cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out) {
+    return stream_get_attr(hStream, attr, value_out, 1);
+}
+
+/* Every stream attribute of src, the priority included, becomes dst's. */
+static CUresult stream_copy_attrs(CUstream dst, CUstream src, int ptds) {
+    sim_stream *d, *s;
+    CUresult rc = sim_stream_resolve(dst, ptds, &d);
+    if (rc || (rc = sim_stream_resolve(src, ptds, &s))) return rc;
+    if (d->ctx != s->ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&g_mu);
+    memcpy(d->attrs, s->attrs, sizeof d->attrs);
+    d->priority = (int)s->priority;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) { return stream_copy_attrs(dst, src, 0); }
+CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) { return stream_copy_attrs(dst, src, 1); }
 
 static CUresult stream_get_ctx(CUstream h, CUcontext *pctx, int ptds) {
     sim_stream *s;
@@ -1646,6 +1744,11 @@ void sim_work_run(sim_work *w, sim_stream *s, bool in_graph, int prio) {
             atomic_fetch_add(&g_stat_prio_kernels, 1);
             atomic_fetch_add(&g_stat_prio_sum, prio);
         }
+        if (w->u.k.apw_bytes) {
+            atomic_fetch_add(&g_stat_apw_kernels, 1);
+            atomic_fetch_add(&g_stat_apw_bytes, w->u.k.apw_bytes);
+        }
+        if (w->u.k.sync_domain) atomic_fetch_add(&g_stat_domain_kernels, 1);
         break;
     case W_MEMCPY:
         memmove(w->u.cpy.dst, w->u.cpy.staged ? w->u.cpy.staged : w->u.cpy.src, w->u.cpy.n);

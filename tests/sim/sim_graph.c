@@ -966,10 +966,12 @@ fail:
     return NULL;
 }
 
-/* A node runs at its own priority (a launch attribute captured with it)
- * only when the graph was instantiated with
- * CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, else at the priority of the
- * stream the graph is launched into. After a fault the rest does not run. */
+/* A node runs at its own priority (a launch attribute captured with it,
+ * else the capturing stream's priority at capture) only when the graph was
+ * instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, else at
+ * the priority of the stream the graph is launched into. Its access-policy
+ * window and memory-sync domain are its own (captured with it), never the
+ * launch stream's. After a fault the rest does not run. */
 static void node_run(sim_gsnap *g, int i, sim_stream *s) {
     sim_work *w = &g->works[i];
     if (sim_ctx_sticky(s->ctx)) return;

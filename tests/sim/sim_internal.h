@@ -67,6 +67,13 @@ typedef struct sim_kcall {
     void **kparams;        /* owned: pointers into argbuf (for GetParams) */
     bool prio_set;         /* CU_LAUNCH_ATTRIBUTE_PRIORITY given at launch */
     int prio;
+    /* CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW (bytes, 0: none) and
+     * CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN the kernel runs with: the launch's
+     * attribute, else its stream's when submitted (a captured node keeps the
+     * capturing stream's; a graph launch does not apply the launch stream's) */
+    bool apw_set, domain_set;
+    size_t apw_bytes;
+    int sync_domain;
 } sim_kcall;
 
 typedef struct sim_work {
@@ -121,11 +128,17 @@ typedef struct sim_op {
     sim_work w;
 } sim_op;
 
+/* stream attributes kept per stream (cuStreamSetAttribute ids 0..16) */
+#define SIM_STREAM_ATTR_IDS 17
+
 struct sim_stream {
     sim_ctx *ctx;
     int kind;
     unsigned flags;
-    int priority;
+    _Atomic int priority; /* also CU_LAUNCH_ATTRIBUTE_PRIORITY as a stream attribute */
+    /* cuStreamSetAttribute values other than the priority (g_mu): applied to
+     * later work submitted to the stream */
+    CUlaunchAttributeValue attrs[SIM_STREAM_ATTR_IDS];
     unsigned long long id;
     bool dead;                      /* destroyed by the user or thread exit */
     pthread_mutex_t mu;
@@ -270,6 +283,10 @@ extern atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels
  * executable graphs instantiated and not destroyed */
 extern atomic_ullong g_stat_faults, g_stat_prio_kernels;
 extern atomic_llong g_stat_prio_sum, g_stat_execs_live;
+/* apw_kernels / apw_bytes: kernels run with an access-policy window, and the
+ * sum of its sizes; domain_kernels: kernels run in a memory-sync domain other
+ * than the default */
+extern atomic_ullong g_stat_apw_kernels, g_stat_apw_bytes, g_stat_domain_kernels;
 
 /* ---- sticky errors ---- */
 /* the context's sticky error, or CUDA_SUCCESS */

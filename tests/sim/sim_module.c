@@ -645,6 +645,12 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
             int p = attrs[i].value.priority;
             w.u.k.prio_set = true;
             w.u.k.prio = p > 0 ? 0 : p < -5 ? -5 : p;
+        } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) {
+            w.u.k.apw_set = true;
+            w.u.k.apw_bytes = attrs[i].value.accessPolicyWindow.num_bytes;
+        } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN) {
+            w.u.k.domain_set = true;
+            w.u.k.sync_domain = (int)attrs[i].value.memSyncDomain;
         }
     return sim_enqueue(s, &w, NULL);
 }

@@ -151,6 +151,12 @@ static void procs_init(void) {
     T(cuStreamGetFlags, 7000, ptsz, cuStreamGetFlags_ptsz);
     E(cuStreamGetPriority, 5050, cuStreamGetPriority);
     T(cuStreamGetPriority, 7000, ptsz, cuStreamGetPriority_ptsz);
+    E(cuStreamSetAttribute, 11000, cuStreamSetAttribute);
+    T(cuStreamSetAttribute, 11000, ptsz, cuStreamSetAttribute_ptsz);
+    E(cuStreamGetAttribute, 11000, cuStreamGetAttribute);
+    T(cuStreamGetAttribute, 11000, ptsz, cuStreamGetAttribute_ptsz);
+    E(cuStreamCopyAttributes, 11000, cuStreamCopyAttributes);
+    T(cuStreamCopyAttributes, 11000, ptsz, cuStreamCopyAttributes_ptsz);
     E(cuStreamGetCtx, 9020, cuStreamGetCtx);
     T(cuStreamGetCtx, 9020, ptsz, cuStreamGetCtx_ptsz);
     E(cuStreamGetCtx, 12050, cuStreamGetCtx_v2);
