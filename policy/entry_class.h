@@ -10,7 +10,9 @@ enum enc_entry_flag {
     ENC_F_CAPTURE_END = 2,    /* ... and stops */
     ENC_F_STREAM_DESTROY = 4, /* forget what was learnt about the stream */
     ENC_F_UNLOAD = 8,         /* code or a context goes away: drop graphs and parameter layouts */
-    ENC_F_LOOKUP = 16         /* hands out entry points: always wrapped, even when pass-through */
+    ENC_F_LOOKUP = 16,        /* hands out entry points: always wrapped, even when pass-through */
+    ENC_F_FUNC_SET = 32       /* sets a function's attribute: flushes only if the value changes (the class
+                                 applies to a wrapper that cannot tell) */
 };
 
 typedef struct enc_entry_policy {

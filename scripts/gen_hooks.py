@@ -21,8 +21,10 @@ Outputs (in --out):
   entry_points.txt  every base name, for the policy table check.
 
 Each wrapper is the same few lines: ENC_PRE (classify and flush through the
-core), call the real function, ENC_POST. Launch entry points (recognised by
-their signature shape) hand the launch to the core instead.
+core), call the real function, ENC_POST (which may replace the result). Launch
+entry points (recognised by their signature shape) hand the launch to the core
+instead; the calls that set a function's attribute (FUNC_SET) tell the core
+which function, attribute and value.
 """
 import argparse
 import os
@@ -40,6 +42,19 @@ LAUNCH_SHAPES = {
      "unsigned int", "unsigned int", "unsigned int", "CUstream", "void **", "void **"): "ENC_LAUNCH_LK",
     # cuLaunchKernelEx(config, f, params, extra)
     ("const CUlaunchConfig *", "CUfunction", "void **", "void **"): "ENC_LAUNCH_EX",
+}
+
+# Calls that set a function's attribute or cache configuration: the core sees
+# which function, which attribute and value (enc_func_set: handle, kernel,
+# cache, attrib, value, dev), by parameter index, for the signature given.
+# Another signature gets the ordinary wrapper (which treats the call as
+# changing an unknown function).
+FUNC_SET = {
+    "cuFuncSetAttribute": (("CUfunction", "CUfunction_attribute", "int"), "{(void *)a0, 0, 0, (int)a1, a2, 0}"),
+    "cuKernelSetAttribute": (("CUfunction_attribute", "int", "CUkernel", "CUdevice"),
+                             "{(void *)a2, 1, 0, (int)a0, a1, a3}"),
+    "cuFuncSetCacheConfig": (("CUfunction", "CUfunc_cache"), "{(void *)a0, 0, 1, 0, (int)a1, 0}"),
+    "cuKernelSetCacheConfig": (("CUkernel", "CUfunc_cache", "CUdevice"), "{(void *)a0, 1, 1, 0, (int)a1, a2}"),
 }
 
 
@@ -167,7 +182,7 @@ def cuda_version(include):
     return int(m.group(1)) if m else 0
 
 
-def wrapper_body(fn, entry, real_expr, pfn_type, pt):
+def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
     launch = LAUNCH_SHAPES.get(shape_of(fn.types))
     args = ", ".join(fn.args)
     lines = []
@@ -176,9 +191,14 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt):
                      % (entry, "lk" if launch == "ENC_LAUNCH_LK" else "ex", entry, pt,
                         "(void *)" + real_expr, args))
     s = stream_expr(fn.types, fn.args)
-    lines.append("    int own_ = enc_hook_pre(%s, %s, %d);" % (entry, s, pt))
+    func_set = FUNC_SET.get(base)
+    if func_set and shape_of(fn.types) == shape_of(func_set[0]):
+        lines.append("    enc_func_set fs_ = %s;" % func_set[1])
+        lines.append("    int own_ = enc_hook_pre_func_set(%s, &fs_);" % entry)
+    else:
+        lines.append("    int own_ = enc_hook_pre(%s, %s, %d);" % (entry, s, pt))
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
-    lines.append("    if (own_) enc_hook_post(%s, %s, %d, r_);" % (entry, s, pt))
+    lines.append("    if (own_) r_ = enc_hook_post(%s, %s, %d, r_);" % (entry, s, pt))
     lines.append("    return r_;")
     return "\n".join(lines)
 
@@ -263,7 +283,7 @@ def main():
         c.append("ENC_EXPORT CUresult %s(%s) {\n%s\n}"
                  % (name, fn.decl_params(),
                     wrapper_body(fn, "%d /* %s */" % (eid[base], base), real,
-                                 "CUresult (*)(%s)" % ", ".join(fn.types or ["void"]), per_thread(name))))
+                                 "CUresult (*)(%s)" % ", ".join(fn.types or ["void"]), per_thread(name), base)))
     c.append("const enc_export_desc enc_exports[ENC_EXPORT_COUNT] = {")
     for name in export_names:
         w = ("(void *)enc_special_export_%s" % name) if stem(name) in SPECIAL else "(void *)%s" % name
@@ -279,7 +299,7 @@ def main():
         c.append("static CUresult enc_w_%s(%s) {\n%s\n}"
                  % (fn.name, fn.decl_params(),
                     wrapper_body(fn, "%d /* %s */" % (eid[fn.base], fn.base), "enc_real_variant[%d]" % i,
-                                 "PFN_" + fn.name, fn.pt)))
+                                 "PFN_" + fn.name, fn.pt, fn.base)))
     c.append("const enc_variant_desc enc_variants[ENC_VARIANT_COUNT] = {")
     for fn in variants:
         w = ("(void *)enc_special_%s" % fn.name) if fn.base in SPECIAL else "(void *)enc_w_%s" % fn.name
