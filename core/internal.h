@@ -78,6 +78,7 @@ typedef struct enc_layout {
     int lim_dev;
     int max_threads, max_dyn_smem;
     int cache_config_p1;
+    int untrusted; /* an attribute validation does not know changed since its first launch: never held */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;
@@ -218,6 +219,10 @@ typedef struct enc_stream_state {
 const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
 const enc_layout *enc_layout_for(CUfunction f);    /* looks it up (driver calls) if needed */
 void enc_layouts_reset(void);                      /* code was unloaded */
+/* The layouts of handle f (kernel: a CUkernel; NULL: every layout), and of
+ * every handle of the other kind (it may name the same code), are marked
+ * untrusted. */
+void enc_layouts_distrust(CUfunction f, int kernel);
 
 /* ---- stream.c: the stream-state table and issuing on a stream ------------------- */
 

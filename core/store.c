@@ -154,9 +154,8 @@ void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel) {
         for (enc_graph *g = s->nodes[id].graphs; g; g = next) {
             next = g->next_at_node;
             if (!graph_launches(g, f, kernel)) continue;
-            uint64_t cand = g->cand_hash;
+            enc_candidate *c = enc_cand_find(s->cands, g->cand_hash, 0);
             enc_store_drop_graph(s, g, 0);
-            enc_candidate *c = enc_cand_find(s->cands, cand, 0);
             if (c) c->state = ENC_CAND_COUNTING; /* captured again, with the attributes of now */
         }
     }

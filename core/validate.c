@@ -24,7 +24,10 @@
  * it, the limits of every function are read again at their next held launch
  * (a CUkernel and a CUfunction may name the same code), and the graphs with a
  * launch of that function are dropped: a graph runs its launches as they were
- * captured, with the attributes of then; the sequence is captured again. */
+ * captured, with the attributes of then; the sequence is captured again. A
+ * change of an attribute whose rules the check does not know (the cluster
+ * dimensions a function requires) makes the function's launches run eagerly
+ * from then on. */
 #define _GNU_SOURCE
 #include <pthread.h>
 
@@ -112,6 +115,7 @@ int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
     }
     if (threads > d->max_threads) return 0;
     enc_layout *L = (enc_layout *)(uintptr_t)r->L; /* its limit fields are written here only */
+    if (__atomic_load_n(&L->untrusted, __ATOMIC_RELAXED)) return 0;
     unsigned gen = __atomic_load_n(&enc_func_attr_gen, __ATOMIC_ACQUIRE);
     if (__builtin_expect(__atomic_load_n(&L->lim_gen, __ATOMIC_ACQUIRE) != gen, 0) ||
         (L->is_kernel && __atomic_load_n(&L->lim_dev, __ATOMIC_RELAXED) != (int)d->dev)) {
@@ -122,6 +126,17 @@ int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
 }
 
 /* ---- the program changes a function's attributes -------------------------------------- */
+
+/* Attributes whose change cannot make a launch that the driver took before
+ * fail unseen: the maximum dynamic shared memory (checked), and preferences.
+ * Any other (the cluster dimensions a function requires, whether it may run
+ * clusters beyond the portable size) changes rules this check does not
+ * know: the function's launches are not held from then on. */
+static int checked_or_preference(int attrib) {
+    return attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+           attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT ||
+           attrib == CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+}
 
 /* The call in progress on this thread, between begin and end, if it changes something. */
 static __thread enc_func_set changing __attribute__((tls_model("initial-exec")));
@@ -162,6 +177,8 @@ void enc_core_func_set_end(CUresult r) {
         enc_store_drop_graphs_of(&st->store, (CUfunction)changing.handle, changing.kernel);
         pthread_mutex_unlock(&st->mu);
     }
+    if (!changing.handle || (!changing.cache && !checked_or_preference(changing.attrib)))
+        enc_layouts_distrust((CUfunction)changing.handle, changing.kernel);
     if (changing.cache && r == CUDA_SUCCESS) {
         enc_layout *L = (enc_layout *)(uintptr_t)enc_layout_cached((CUfunction)changing.handle);
         if (L) __atomic_store_n(&L->cache_config_p1, changing.value + 1, __ATOMIC_RELAXED);
