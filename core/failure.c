@@ -29,9 +29,9 @@
 
 int enc_n_pending_err;
 int enc_disable_requested;
-static CUresult disable_err;     /* the first sticky error seen; atomic */
+static CUresult disable_err;    /* the first sticky error seen; atomic */
 static const char *disable_why; /* or another reason (a string literal); atomic */
-static CUresult orphan_err;  /* a destroyed stream's pending error; with orphan_mu */
+static CUresult orphan_err;     /* a destroyed stream's pending error; with orphan_mu */
 static pthread_mutex_t orphan_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- sticky errors: switching off ---------------------------------------------------- */

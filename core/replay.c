@@ -156,8 +156,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         if (enc_error_is_sticky(r)) /* the eager issue fails the same way: switch off (failure.c) */
             enc_request_disable(r);
         else
-            ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly",
-                          (int)r);
+            ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
         enc_store_drop_graph(&st->store, g, 0);
         return 0;
     }

@@ -46,8 +46,9 @@ static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int read_device_limits(enc_dev_limits *d, CUdevice dev) {
     static const CUdevice_attribute attrs[7] = {
-        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
-        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
     int v[7];
     for (int i = 0; i < 7; i++)
@@ -91,8 +92,7 @@ static CUresult func_attr(int *v, CUfunction_attribute a, void *handle, int kern
 static int read_func_limits(enc_layout *L, CUdevice dev, unsigned gen) {
     int threads = 0, smem = 0;
     if (func_attr(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, L->func, L->is_kernel, dev) != CUDA_SUCCESS ||
-        func_attr(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, L->func, L->is_kernel, dev) !=
-            CUDA_SUCCESS ||
+        func_attr(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, L->func, L->is_kernel, dev) != CUDA_SUCCESS ||
         threads <= 0 || smem < 0)
         return 0;
     __atomic_store_n(&L->max_threads, threads, __ATOMIC_RELAXED);
@@ -161,7 +161,7 @@ static int unchanged(const enc_func_set *c) {
 void enc_core_func_set_begin(const enc_func_set *c) {
     is_changing = 0;
     if (unchanged(c)) return;
-    enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* what is held runs with the attributes of before */
+    enc_core_flush_all(ENC_FLUSH_ALL_CALL);             /* what is held runs with the attributes of before */
     changing = c ? *c : (enc_func_set){.handle = NULL}; /* NULL: any function */
     is_changing = 1;
 }
