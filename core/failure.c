@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "base/driver.h"
+#include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
 
@@ -59,7 +60,7 @@ void enc_core_act_on_requests(void) {
     char why[160];
     snprintf(why, sizeof why, "a CUDA call returned CUDA error %d, after which the driver runs no more work",
              (int)__atomic_load_n(&disable_err, __ATOMIC_RELAXED));
-    enc_core_disable(reason ? reason : why);
+    ENC_GUARDED enc_core_disable(reason ? reason : why); /* (after a hooked call the guard is down) */
 }
 
 /* ---- released launches that fail --------------------------------------------------- */

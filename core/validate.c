@@ -32,6 +32,7 @@
 #include <pthread.h>
 
 #include "base/driver.h"
+#include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
 
@@ -166,9 +167,8 @@ void enc_core_func_set_begin(const enc_func_set *c) {
     is_changing = 1;
 }
 
-void enc_core_func_set_end(CUresult r) {
-    if (!is_changing) return;
-    is_changing = 0;
+/* After the call that changed `changing` (with result r). */
+static void after_change(CUresult r) {
     __atomic_add_fetch(&enc_func_attr_gen, 1, __ATOMIC_ACQ_REL);
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
@@ -183,4 +183,10 @@ void enc_core_func_set_end(CUresult r) {
         enc_layout *L = (enc_layout *)(uintptr_t)enc_layout_cached((CUfunction)changing.handle);
         if (L) __atomic_store_n(&L->cache_config_p1, changing.value + 1, __ATOMIC_RELAXED);
     }
+}
+
+void enc_core_func_set_end(CUresult r) {
+    if (!is_changing) return;
+    is_changing = 0;
+    ENC_GUARDED after_change(r); /* (after a hooked call the guard is down) */
 }
