@@ -89,6 +89,10 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(kernelGetParamInfo, "cuKernelGetParamInfo", 12040);
         ENC_RESOLVE(funcGetName, "cuFuncGetName", 12030);
         ENC_RESOLVE(kernelGetName, "cuKernelGetName", 12030);
+        ENC_RESOLVE(funcGetAttribute, "cuFuncGetAttribute", 2020);
+        ENC_RESOLVE(kernelGetAttribute, "cuKernelGetAttribute", 12000);
+        ENC_RESOLVE(ctxGetDevice, "cuCtxGetDevice", 2000);
+        ENC_RESOLVE(deviceGetAttribute, "cuDeviceGetAttribute", 2000);
         ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
         ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
         ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);

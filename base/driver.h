@@ -32,6 +32,11 @@ typedef struct enc_driver {
     PFN_cuEventCreate_v2000 eventCreate;
     PFN_cuEventRecord_v2000 eventRecord;
     PFN_cuStreamWaitEvent_v3020 streamWaitEvent;
+    /* optional: validating a held launch against the limits it must keep */
+    PFN_cuFuncGetAttribute_v2020 funcGetAttribute;
+    PFN_cuKernelGetAttribute_v12000 kernelGetAttribute;
+    PFN_cuCtxGetDevice_v2000 ctxGetDevice;
+    PFN_cuDeviceGetAttribute_v2000 deviceGetAttribute;
     /* optional: patching changed arguments into a captured graph */
     PFN_cuGraphGetNodes_v10000 graphGetNodes;
     PFN_cuGraphNodeGetDependencies_v10000 graphNodeGetDependencies;
@@ -47,6 +52,31 @@ typedef struct enc_driver {
 } enc_driver;
 
 extern enc_driver enc_drv;
+
+/* Errors after which the context (or the process) runs no more CUDA work:
+ * every later call returns them (cuda.h: "any further CUDA work will return
+ * the same error"). A device-side assert leaves the context unusable too;
+ * CUDA_ERROR_DEINITIALIZED: the driver is shutting down. */
+static inline int enc_error_is_sticky(CUresult r) {
+    switch ((int)r) {
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case 226: /* CUDA_ERROR_CONTAINED (not in every header encore builds with) */
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case 721: /* CUDA_ERROR_TENSOR_MEMORY_LEAK (idem) */
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+    case CUDA_ERROR_EXTERNAL_DEVICE: return 1;
+    default: return 0;
+    }
+}
 
 /* dlopen the real libcuda (once); NULL if there is none. */
 void *enc_libcuda(void);

@@ -37,6 +37,7 @@ static void *deadline_main(void *arg) {
         uint64_t now = enc_now_ns();
         int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
         for (int i = 0; i < n; i++) release_if_late(enc_states[i], now, (uint64_t)dl);
+        enc_core_act_on_requests(); /* a release failed stickily: no lock held here */
     }
     return NULL;
 }
@@ -48,7 +49,9 @@ static void deadline_spawn(void) {
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &a, deadline_main, NULL) != 0) enc_core_disable("could not start the flush-deadline thread");
+    /* started from a launch, with its stream's lock held: switch off later */
+    if (pthread_create(&t, &a, deadline_main, NULL) != 0)
+        enc_request_disable_why("could not start the flush-deadline thread");
     pthread_attr_destroy(&a);
 }
 

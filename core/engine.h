@@ -16,6 +16,9 @@
  * (ENCORE=0, or after an internal failure). */
 extern int enc_active;
 extern int enc_initialized;
+/* 1 once encore switched itself off (enc_core_disable): launches are still
+ * counted (seen, eager), so that the report accounts for every one. */
+extern int enc_switched_off;
 
 /* Start-up: options, report, driver look-ups. Idempotent and thread-safe. */
 void enc_core_init(void);
@@ -77,8 +80,38 @@ void enc_core_driver_initialized(CUresult r);
 /* A stream's attributes changed (after the call): streams check theirs again at their next launch. */
 void enc_core_stream_attrs_changed(void);
 
-/* Switch encore off for good: flush what is held, warn once, pass through. */
+/* Switch encore off for good: flush what is held, warn once, pass through.
+ * Never with a state lock held: code that may hold one requests it instead
+ * (core/failure.c), and these entry points act on the request. */
 void enc_core_disable(const char *why);
+/* The result of a driver call the program made: a sticky error (base/driver.h)
+ * means the context runs no more work, and encore holds nothing more. */
+void enc_core_note_result(CUresult r);
+/* Switch off if that was requested; with no lock of encore's held. */
+void enc_core_act_on_requests(void);
+
+/* A launch held earlier failed when it was released (one validation could not
+ * foresee): the next call that observes its stream returns that error instead
+ * of CUDA_SUCCESS, as it would an asynchronous error. Takes (clears) the
+ * pending error of that stream, or with `any` of any stream; CUDA_SUCCESS if
+ * none. */
+CUresult enc_core_take_error(CUstream stream, int per_thread, int any);
+
+/* cuFuncSetAttribute, cuKernelSetAttribute, cuFuncSetCacheConfig and
+ * cuKernelSetCacheConfig. A call that changes nothing (the value is the one
+ * the function has) changes nothing here either; one that changes it issues
+ * what is held first, and after it, the function's cached limits are read
+ * again and the graphs with a launch of it are dropped (core/validate.c). */
+typedef struct enc_func_set {
+    void *handle; /* the CUfunction, or CUkernel */
+    int kernel;   /* handle is a CUkernel (the cuKernelSet... calls) */
+    int cache;    /* a cache configuration, else an attribute */
+    int attrib;   /* CUfunction_attribute */
+    int value;
+    CUdevice dev; /* the cuKernelSet... calls: the device */
+} enc_func_set;
+void enc_core_func_set_begin(const enc_func_set *c); /* NULL: a call on a function not known */
+void enc_core_func_set_end(CUresult r);
 
 /* Count one hook call of class `cls` (thread-local, no locked instruction). */
 void enc_stats_count_call(int cls);

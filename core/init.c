@@ -14,6 +14,7 @@
 
 int enc_active;
 int enc_initialized;
+int enc_switched_off;
 void (*enc_audit_enter)(void);
 void (*enc_audit_leave)(void);
 
@@ -22,6 +23,7 @@ void enc_core_disable(const char *why) {
     if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
     enc_event_disabled(why);
     enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+    __atomic_store_n(&enc_switched_off, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
 }
 

@@ -69,6 +69,16 @@ typedef struct enc_layout {
     int ok;            /* 0: opaque, launches of it run eagerly */
     int is_kernel;     /* the handle is a CUkernel passed as a CUfunction */
     struct enc_layout *retired_next;
+    /* The function's limits a held launch must keep (validate.c): read at
+     * its first held launch and again after the program changed a function
+     * attribute (lim_gen trails enc_func_attr_gen); for a CUkernel, on the
+     * device lim_dev. The cache configuration last set through this handle,
+     * plus one (0: not known). All atomic. */
+    unsigned lim_gen;
+    int lim_dev;
+    int max_threads, max_dyn_smem;
+    int cache_config_p1;
+    int untrusted; /* an attribute validation does not know changed since its first launch: never held */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;
@@ -205,6 +215,11 @@ typedef struct enc_stream_state {
     uint64_t held_since;
     uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
 
+    /* A released launch failed (not stickily): the next call that observes
+     * the stream returns this instead of CUDA_SUCCESS (failure.c). */
+    CUresult pending_err;
+    const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
+
     enc_store store;
 } enc_stream_state;
 
@@ -213,6 +228,10 @@ typedef struct enc_stream_state {
 const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
 const enc_layout *enc_layout_for(CUfunction f);    /* looks it up (driver calls) if needed */
 void enc_layouts_reset(void);                      /* code was unloaded */
+/* The layouts of handle f (kernel: a CUkernel; NULL: every layout), and of
+ * every handle of the other kind (it may name the same code), are marked
+ * untrusted. */
+void enc_layouts_distrust(CUfunction f, int kernel);
 
 /* ---- stream.c: the stream-state table and issuing on a stream ------------------- */
 
@@ -283,6 +302,10 @@ uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n);
 void enc_store_add_graph(enc_store *s, enc_graph *g);
 /* Unhang and free g. Its candidate counts again from zero if `evicted`, else never again. */
 void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
+/* Drop the graphs with a launch of f (or of a handle of the other kind,
+ * CUkernel or CUfunction, which may name the same code; `kernel`: f is a
+ * CUkernel; NULL: every graph); their candidates count again from zero. */
+void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel);
 void enc_store_evict_lru(enc_store *s);
 /* Drop every graph, the trie and the candidates. */
 void enc_store_forget(enc_store *s);
@@ -347,6 +370,39 @@ void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why
  * the node st holds at: note the divergence (if `note` and no graph ends
  * there), then release. */
 void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note);
+
+/* ---- validate.c: what a held launch must keep; function attribute changes -------- */
+
+/* A device's launch limits, read once per device. */
+typedef struct enc_dev_limits {
+    int ok; /* atomic: the fields below are read */
+    CUdevice dev;
+    unsigned max_grid[3], max_block[3], max_threads;
+} enc_dev_limits;
+
+extern unsigned enc_func_attr_gen; /* bumped when the program changes a function attribute; atomic */
+
+/* Would the driver take launch r on st's stream now, as its function's and
+ * device's limits are? 0 when it would refuse it, or the limits cannot be
+ * read: then the launch is not held but issued eagerly (after what is held),
+ * so that it returns the driver's own answer. With st->mu held. */
+int enc_launch_valid(enc_stream_state *st, const enc_rec *r);
+
+/* ---- failure.c: held launches that fail when released ---------------------------- */
+
+extern int enc_n_pending_err;     /* states with a pending error, and the orphaned one; atomic */
+extern int enc_disable_requested; /* atomic */
+
+/* A sticky error (base/driver.h) was seen: switch off, but not here (a state
+ * lock may be held): enc_core_act_on_requests does, after unlocking. */
+void enc_request_disable(CUresult r);
+void enc_request_disable_why(const char *why); /* idem, for another reason (a string literal) */
+/* Issuing released launch rec failed with r (with st->mu held): sticky, a
+ * request to switch off; else st's pending error. The sequence is not learnt. */
+void enc_note_release_failure(enc_stream_state *st, const enc_rec *rec, CUresult r);
+/* st's stream goes away (with st->mu held): its pending error is kept for
+ * the next flush-everything call. */
+void enc_pending_err_orphan(enc_stream_state *st);
 
 /* ---- launch.c: the launch path, flush points, lifecycle events ------------------ */
 

@@ -142,9 +142,13 @@ static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
 /* The pending launch begins a graph's sequence: hold it. 0 if it does not
  * (or a per-thread stream cannot mark where the hold starts). */
 static int start_holding(enc_stream_state *st) {
-    if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse) return 0;
+    if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse ||
+        __atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED))
+        return 0;
     uint32_t c = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
-    if (c == ENC_NO_NODE || (st->kind == ENC_STREAM_PER_THREAD && !enc_stream_hold_ok(st))) return 0;
+    if (c == ENC_NO_NODE || !enc_launch_valid(st, &st->seq.recs[0]) ||
+        (st->kind == ENC_STREAM_PER_THREAD && !enc_stream_hold_ok(st)))
+        return 0;
     __atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);
     st->node = c;
     enc_record_commit(&st->seq);
@@ -155,16 +159,18 @@ static int start_holding(enc_stream_state *st) {
 }
 
 /* Launches are held: hold this one too if it continues a graph's sequence
- * from where they are in the trie; else release them and issue it. */
+ * from where they are in the trie (and the driver would take it: else it
+ * returns the driver's error, in order); else release them and issue it. */
 static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, const enc_layout *L, int recorded,
                                  uint64_t t0) {
     uint32_t c = recorded ? enc_store_child(&st->store, st->node, st->seq.recs[st->seq.n].sfp) : ENC_NO_NODE;
-    if (c != ENC_NO_NODE) {
+    if (c != ENC_NO_NODE && enc_launch_valid(st, &st->seq.recs[st->seq.n])) {
         st->node = c;
         enc_record_commit(&st->seq);
         return done_held(st, t0);
     }
-    enc_release_on_divergence(st, l->f, L, recorded); /* diverged from every graph (or a graph ends before it) */
+    /* diverged from every graph (or a graph ends before it), or refused */
+    enc_release_on_divergence(st, l->f, L, recorded && c == ENC_NO_NODE);
     return done_issued(st, issue_now(l));
 }
 
@@ -192,12 +198,20 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     return record_then_hold_or_issue(st, l, L);
 }
 
+/* encore switched itself off: counted, as every launch the program makes, and issued. */
+static CUresult count_after_switch_off(const enc_launch *l) {
+    ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
+    ENC_TSTAT_ADD(launches_seen, 1);
+    ENC_TSTAT_ADD(launches_eager, 1);
+    return call_real(l);
+}
+
 CUresult enc_core_launch(const enc_launch *l) {
     if (enc_tls_guard) return call_real(l);
     enc_core_ensure_init();
     if (!enc_active) {
         enc_core_join_pending(); /* released before encore switched off */
-        return call_real(l);
+        return __atomic_load_n(&enc_switched_off, __ATOMIC_RELAXED) ? count_after_switch_off(l) : call_real(l);
     }
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
@@ -206,6 +220,8 @@ CUresult enc_core_launch(const enc_launch *l) {
     ENC_GUARDED {
         enc_stream_state *st = enc_stream_for(l->stream, l->per_thread, 1);
         r = st ? launch_on(st, l) : pass_straight_through(l);
+        enc_core_note_result(r);
+        enc_core_act_on_requests(); /* no lock held here */
     }
     return r;
 }

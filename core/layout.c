@@ -150,3 +150,13 @@ void enc_layouts_reset(void) {
     layout_count = 0;
     pthread_mutex_unlock(&layout_mu);
 }
+
+void enc_layouts_distrust(CUfunction f, int kernel) {
+    pthread_mutex_lock(&layout_mu);
+    for (int i = 0; i < ENC_LAYOUT_CAP; i++) {
+        enc_layout *L = layout_tab[i];
+        if (L && (!f || L->func == (void *)f || L->is_kernel != kernel))
+            __atomic_store_n(&L->untrusted, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&layout_mu);
+}

@@ -153,7 +153,10 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     r = AUDITED(enc_drv.graphLaunch(g->exec, s));
     enc_stream_end_issue(st, pushed, side);
     if (r != CUDA_SUCCESS) {
-        ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
+        if (enc_error_is_sticky(r)) /* the eager issue fails the same way: switch off (failure.c) */
+            enc_request_disable(r);
+        else
+            ENC_WARN_ONCE("launching a captured graph failed (CUDA error %d); that sequence now runs eagerly", (int)r);
         enc_store_drop_graph(&st->store, g, 0);
         return 0;
     }
@@ -163,18 +166,15 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     return 1;
 }
 
+/* Every held launch is issued, in order, even after one fails: the driver
+ * decides each (after a sticky error they all fail). A failure is noted for
+ * the program (failure.c): switching off here, with st->mu held, would hang. */
 static void issue_held_eagerly(enc_stream_state *st) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
     for (uint32_t i = 0; i < st->seq.n; i++) {
         CUresult r = enc_stream_issue_rec(&st->seq.recs[i], st->seq.arena, s);
-        if (r != CUDA_SUCCESS) {
-            enc_stream_end_issue(st, pushed, side);
-            enc_log(ENC_LOG_ERROR, "re-issuing a held launch of %s failed (CUDA error %d)", st->seq.recs[i].L->name,
-                    (int)r);
-            enc_core_disable("a held launch could not be issued");
-            return;
-        }
+        if (r != CUDA_SUCCESS) enc_note_release_failure(st, &st->seq.recs[i], r);
     }
     enc_stream_end_issue(st, pushed, side);
     ENC_TSTAT_ADD(launches_eager, st->seq.n);

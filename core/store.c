@@ -144,6 +144,25 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted) {
     __atomic_fetch_sub(&enc_n_graphs, 1, __ATOMIC_RELAXED);
 }
 
+static int graph_launches(const enc_graph *g, CUfunction f, int kernel) {
+    for (uint32_t i = 0; i < g->len; i++)
+        if (!f || g->recs[i].f == f || g->recs[i].L->is_kernel != kernel) return 1;
+    return 0;
+}
+
+void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel) {
+    for (uint32_t id = 1; id < s->nnodes && s->ngraphs; id++) {
+        enc_graph *next;
+        for (enc_graph *g = s->nodes[id].graphs; g; g = next) {
+            next = g->next_at_node;
+            if (!graph_launches(g, f, kernel)) continue;
+            enc_candidate *c = enc_cand_find(s->cands, g->cand_hash, 0);
+            enc_store_drop_graph(s, g, 0);
+            if (c) c->state = ENC_CAND_COUNTING; /* captured again, with the attributes of now */
+        }
+    }
+}
+
 void enc_store_evict_lru(enc_store *s) {
     enc_graph *lru = NULL;
     for (uint32_t id = 1; id < s->nnodes; id++)

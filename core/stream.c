@@ -84,6 +84,7 @@ static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx,
     st->attrs_differ = 0;
     st->attr_gen = 0; /* checked at its first launch if any stream's attributes were ever set */
     st->mixed_prio = 0;
+    st->limits = NULL; /* another stream, maybe of another device */
 }
 
 static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
@@ -192,6 +193,7 @@ void enc_stream_retire(enc_stream_state *st) {
     pthread_mutex_lock(&states_mu);
     pthread_mutex_lock(&st->mu);
     enc_sequence_end(st, ENC_FLUSH_STREAM_CALL);
+    enc_pending_err_orphan(st);
     enc_store_forget(&st->store);
     st->anchor_set = 0;
     st->dead = 1; /* free for the next new stream; thread caches see the new generation */

@@ -125,6 +125,7 @@ void *enc_trampoline_enter(unsigned int index) {
         enc_core_flush_all(ENC_FLUSH_ALL_CALL);
         enc_core_wide_call_begin(); /* a barrier only: we do not see the call return */
         enc_core_wide_call_end();
+        enc_core_act_on_requests();
     }
     return target;
 }
@@ -133,6 +134,20 @@ void *enc_trampoline_enter(unsigned int index) {
 
 /* The first argument of an OBJECT_ARG entry point, for this thread's call. */
 static __thread uintptr_t hook_object __attribute__((tls_model("initial-exec")));
+
+/* An error a released launch got, taken by enc_hook_pre for the call in
+ * progress: enc_hook_post returns it instead of the call's CUDA_SUCCESS. */
+static __thread CUresult pending_result __attribute__((tls_model("initial-exec")));
+
+/* A call that observes one stream (a flush point on it) or any (a
+ * flush-everything call) returns an error a held launch got when released
+ * there, as CUDA calls return errors of earlier asynchronous work. Not calls
+ * whose success the program must undo (a capture begun, a stream destroyed,
+ * code unloaded): they have a flag. */
+static void take_pending(int cls, uint16_t flags, CUstream stream, int per_thread, int one_stream) {
+    if (flags || (cls != ENC_CLASS_FLUSH_STREAM && cls != ENC_CLASS_FLUSH_ALL)) return;
+    pending_result = enc_core_take_error(stream, per_thread, !(cls == ENC_CLASS_FLUSH_STREAM && one_stream));
+}
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
@@ -149,6 +164,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (flags & ENC_F_UNLOAD) enc_core_module_unload();
     if ((flags & ENC_F_CONTEXT_GONE) && entry != ENC_E_cuCtxDestroy)
         enc_core_primary_context_before((CUdevice)hook_object);
+    if (flags & ENC_F_FUNC_SET) enc_core_func_set_begin(NULL); /* a wrapper that cannot say which function */
     int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
     if ((flags & ENC_F_STREAM_DESTROY) && one_stream)
         enc_core_stream_destroy(stream, per_thread); /* issues what it holds, then forgets it */
@@ -162,14 +178,32 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     else if (cls != ENC_CLASS_PASS)
         enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* flush-all, unknown, or a stream call without one stream */
     enc_flush_cause = 0;
+    take_pending(cls, flags, stream, per_thread, one_stream);
     if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
     return 1;
 }
 
-void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {
+int enc_hook_pre_func_set(int entry, const enc_func_set *c) {
+    if (enc_tls_guard) return 0;
+    enc_interpose_ensure_init();
+    if (!(enc_entry_flags[entry] & ENC_F_FUNC_SET)) return enc_hook_pre(entry, ENC_NO_STREAM, 0);
+    enc_tls_guard = 1;
+    if (!enc_active) return 1;
+    enc_stats_count_call(enc_entry_class[entry]);
+    enc_flush_cause = entry + 1;
+    enc_core_func_set_begin(c);
+    enc_flush_cause = 0;
+    return 1;
+}
+
+CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {
     enc_tls_guard = 0;
+    if (__builtin_expect(pending_result != CUDA_SUCCESS, 0)) {
+        if (result == CUDA_SUCCESS) result = pending_result;
+        pending_result = CUDA_SUCCESS;
+    }
     if (enc_entry_class[entry] == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_end();
-    if (!enc_active) return;
+    if (!enc_active) return result;
     uint16_t flags = enc_entry_flags[entry];
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
     if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
@@ -181,6 +215,10 @@ void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) 
         enc_core_context_destroyed((CUcontext)hook_object, result);
     else if (flags & ENC_F_CONTEXT_GONE)
         enc_core_primary_context_after((CUdevice)hook_object, entry == ENC_E_cuDevicePrimaryCtxReset, result);
+    if (flags & ENC_F_FUNC_SET) enc_core_func_set_end(result);
+    enc_core_note_result(result);
+    enc_core_act_on_requests(); /* no lock of encore's is held here */
+    return result;
 }
 
 int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t object) {
@@ -189,9 +227,9 @@ int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t objec
     return enc_hook_pre(entry, stream, per_thread);
 }
 
-void enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object) {
+CUresult enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object) {
     hook_object = object; /* calls made meanwhile (inside the driver) may have set it */
-    enc_hook_post(entry, stream, per_thread, result);
+    return enc_hook_post(entry, stream, per_thread, result);
 }
 
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,

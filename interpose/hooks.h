@@ -2,7 +2,8 @@
  *
  * A wrapper is three steps: enc_hook_pre() tells the core about the call
  * (classify it, flush what it could observe), the real function runs,
- * enc_hook_post() follows up for the few entry points that need it. Kernel
+ * enc_hook_post() follows up for the few entry points that need it (and may
+ * replace the result: an error of an earlier held launch). Kernel
  * launches go to the core instead (enc_hook_launch_*), which may defer them.
  *
  * Calls encore makes into the driver itself run with the thread-local guard
@@ -65,11 +66,16 @@ static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == EN
 int enc_hand_out_real(int entry);
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread);
-void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
+/* Returns what the wrapper returns: the call's result, or in place of its
+ * CUDA_SUCCESS an error a held launch got when released (core/failure.c). */
+CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
 /* The same, for the entry points whose first argument the hooks need
  * (scripts/gen_hooks.py OBJECT_ARG: the context or device a call destroys). */
 int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t object);
-void enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object);
+CUresult enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object);
+/* enc_hook_pre for the calls that set a function's attribute or cache
+ * configuration (ENC_F_FUNC_SET), which the core needs to see. */
+int enc_hook_pre_func_set(int entry, const enc_func_set *c);
 
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
                             unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,

@@ -12,6 +12,11 @@
  *                 deferred launch does: straight through (PyTorch calls some
  *                 of these hundreds of times per step)
  *
+ * A flag adds a duty (entry_class.h). ENC_F_FUNC_SET: setting a function's
+ * attribute or cache configuration to the value it has changes nothing (CUTLASS
+ * and FlashAttention do it before every launch); a new value issues what is
+ * held first and drops the function's graphs (core/validate.c).
+ *
  * Anything not listed is flush-all. When unsure, leave it out. The table is
  * sorted by name (a unit test checks that, and that every name exists in the
  * CUDA headers). */
@@ -82,6 +87,8 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuFuncGetParamInfo", PASS, 0, "query"},
     {"cuFuncIsLoaded", PASS, 0, "query"},
     {"cuFuncLoad", PASS, 0, "loads code; held launches cannot refer to it yet"},
+    {"cuFuncSetAttribute", ALL, ENC_F_FUNC_SET, "same value: nothing; else limits and graphs of the function change"},
+    {"cuFuncSetCacheConfig", ALL, ENC_F_FUNC_SET, "same value: nothing; else graphs of the function change"},
     {"cuGetErrorName", PASS, 0, "query"},
     {"cuGetErrorString", PASS, 0, "query"},
     {"cuGetExportTable", PASS, 0, "cudart bootstrap; launches still come through cuGetProcAddress"},
@@ -128,6 +135,8 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuKernelGetLibrary", PASS, 0, "query"},
     {"cuKernelGetName", PASS, 0, "query"},
     {"cuKernelGetParamInfo", PASS, 0, "query"},
+    {"cuKernelSetAttribute", ALL, ENC_F_FUNC_SET, "same value: nothing; else limits and graphs of the kernel change"},
+    {"cuKernelSetCacheConfig", ALL, ENC_F_FUNC_SET, "same value: nothing; else graphs of the kernel change"},
     {"cuLaunch", LAUNCH, 0, "legacy launch: not deferred, flushes"},
     {"cuLaunchCooperativeKernel", LAUNCH, 0, "cooperative launch: not deferred, flushes its stream"},
     {"cuLaunchCooperativeKernelMultiDevice", LAUNCH, 0, "several streams: not deferred, flushes everything"},

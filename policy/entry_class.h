@@ -15,7 +15,9 @@ enum enc_entry_flag {
     ENC_F_LOOKUP = 16,        /* hands out entry points: always wrapped, even when pass-through */
     ENC_F_INIT = 32,          /* initialises the driver: encore's exit flush must run before its teardown */
     ENC_F_CONTEXT_GONE = 64,  /* destroys a context: forget encore's handles in it (streams, events, graphs) */
-    ENC_F_STREAM_ATTRS = 128  /* changes a stream's attributes: graphs may no longer run as its launches would */
+    ENC_F_STREAM_ATTRS = 128, /* changes a stream's attributes: graphs may no longer run as its launches would */
+    ENC_F_FUNC_SET = 256      /* sets a function's attribute: flushes only if the value changes (the class
+                                 applies to a wrapper that cannot tell) */
 };
 
 typedef struct enc_entry_policy {

@@ -21,9 +21,11 @@ Outputs (in --out):
   entry_points.txt  every base name, for the policy table check.
 
 Each wrapper is the same few lines: ENC_PRE (classify and flush through the
-core), call the real function, ENC_POST. Launch entry points (recognised by
-their signature shape) hand the launch to the core instead; those in
-OBJECT_ARG pass their first argument to the hooks too.
+core), call the real function, ENC_POST (which may replace the result). Launch
+entry points (recognised by their signature shape) hand the launch to the core
+instead; those in OBJECT_ARG pass their first argument to the hooks too; the
+calls that set a function's attribute (FUNC_SET) tell the core which function,
+attribute and value.
 """
 import argparse
 import os
@@ -45,6 +47,19 @@ LAUNCH_SHAPES = {
      "unsigned int", "unsigned int", "unsigned int", "CUstream", "void **", "void **"): "ENC_LAUNCH_LK",
     # cuLaunchKernelEx(config, f, params, extra)
     ("const CUlaunchConfig *", "CUfunction", "void **", "void **"): "ENC_LAUNCH_EX",
+}
+
+# Calls that set a function's attribute or cache configuration: the core sees
+# which function, which attribute and value (enc_func_set: handle, kernel,
+# cache, attrib, value, dev), by parameter index, for the signature given.
+# Another signature gets the ordinary wrapper (which treats the call as
+# changing an unknown function).
+FUNC_SET = {
+    "cuFuncSetAttribute": (("CUfunction", "CUfunction_attribute", "int"), "{(void *)a0, 0, 0, (int)a1, a2, 0}"),
+    "cuKernelSetAttribute": (("CUfunction_attribute", "int", "CUkernel", "CUdevice"),
+                             "{(void *)a2, 1, 0, (int)a0, a1, a3}"),
+    "cuFuncSetCacheConfig": (("CUfunction", "CUfunc_cache"), "{(void *)a0, 0, 1, 0, (int)a1, 0}"),
+    "cuKernelSetCacheConfig": (("CUkernel", "CUfunc_cache", "CUdevice"), "{(void *)a0, 1, 1, 0, (int)a1, a2}"),
 }
 
 
@@ -181,12 +196,17 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
                      % (entry, "lk" if launch == "ENC_LAUNCH_LK" else "ex", entry, pt,
                         "(void *)" + real_expr, args))
     s = stream_expr(fn.types, fn.args)
+    func_set = FUNC_SET.get(base)
     pre, post, obj = "enc_hook_pre", "enc_hook_post", ""
     if base in OBJECT_ARG and fn.args:
         pre, post, obj = "enc_hook_pre_obj", "enc_hook_post_obj", ", (uintptr_t)%s" % fn.args[0]
-    lines.append("    int own_ = %s(%s, %s, %d%s);" % (pre, entry, s, pt, obj))
+    if func_set and shape_of(fn.types) == shape_of(func_set[0]):
+        lines.append("    enc_func_set fs_ = %s;" % func_set[1])
+        lines.append("    int own_ = enc_hook_pre_func_set(%s, &fs_);" % entry)
+    else:
+        lines.append("    int own_ = %s(%s, %s, %d%s);" % (pre, entry, s, pt, obj))
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
-    lines.append("    if (own_) %s(%s, %s, %d, r_%s);" % (post, entry, s, pt, obj))
+    lines.append("    if (own_) r_ = %s(%s, %s, %d, r_%s);" % (post, entry, s, pt, obj))
     lines.append("    return r_;")
     return "\n".join(lines)
 

@@ -13,12 +13,16 @@
  * not hang when what it holds cannot be issued.
  * Phase C: the primary context is reset; the program starts over (kernels,
  * stream, buffers) and runs the hot loop again.
+ * late-sync: phase A waits 400 ms on the host before it synchronises, so the
+ * fault happens while encore holds the hot sequence: releasing it (at the
+ * synchronisation, or from the deadline thread) fails with the sticky error.
  *
- *   prog_sticky_error [illegal-address|assert] */
+ *   prog_sticky_error [illegal-address|assert] [late-sync] */
 #include "prog.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 512u
 #define ITERATIONS 10
@@ -69,6 +73,8 @@ int main(int argc, char **argv)
     printf(" fault %s", prog_err_name(prog_launch_rc(k.fault, PROG_GRID(N), PROG_BLOCK, 0, s, pf)));
     printf(" record %s\n", prog_err_name(drv.cuEventRecord(ev, s)));
     hot_sequence_rc(s, x, y, "A");
+    if (argc > 2 && !strcmp(argv[2], "late-sync"))
+        usleep(400000); /* the fault (after 200 ms) happens meanwhile */
     printf("A: synchronize %s\n", prog_err_name(drv.cuStreamSynchronize(s)));
 
     /* B: after the fault was reported */
