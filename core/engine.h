@@ -57,7 +57,13 @@ void enc_core_wide_call_end(void);
 void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r);
 void enc_core_capture_end(CUstream stream, int per_thread, CUresult r);
 void enc_core_stream_destroy(CUstream stream, int per_thread);
+/* A context goes away (destroy, primary-context release or reset): every
+ * stream forgets what it learnt, and every parameter layout is dropped. */
 void enc_core_module_unload(void);
+/* A module or a library is unloaded (called before it is): only the layouts
+ * and graphs of its functions are dropped. */
+void enc_core_unload_module(CUmodule mod);
+void enc_core_unload_library(CUlibrary lib);
 
 /* Switch encore off for good: flush what is held, warn once, pass through. */
 void enc_core_disable(const char *why);

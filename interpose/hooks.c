@@ -130,6 +130,18 @@ void *enc_trampoline_enter(unsigned int index) {
 
 /* ---- hooked calls -------------------------------------------------------- */
 
+static __thread void *hook_subject __attribute__((tls_model("initial-exec"))); /* see enc_hook_pre_on */
+
+/* Code or a context goes away: the core drops what belongs to it. */
+static void unload(int entry) {
+    if (entry == ENC_E_cuModuleUnload)
+        enc_core_unload_module((CUmodule)hook_subject);
+    else if (entry == ENC_E_cuLibraryUnload)
+        enc_core_unload_library((CUlibrary)hook_subject);
+    else
+        enc_core_module_unload(); /* a context: everything */
+}
+
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
     enc_interpose_ensure_init();
@@ -139,7 +151,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_stats_count_call(cls);
     unsigned char flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
-    if (flags & ENC_F_UNLOAD) enc_core_module_unload();
+    if (flags & ENC_F_UNLOAD) unload(entry);
     int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
     if ((flags & ENC_F_STREAM_DESTROY) && one_stream)
         enc_core_stream_destroy(stream, per_thread); /* issues what it holds, then forgets it */
@@ -153,6 +165,13 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_flush_cause = 0;
     if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
     return 1;
+}
+
+int enc_hook_pre_on(int entry, void *subject, CUstream stream, int per_thread) {
+    hook_subject = subject;
+    int own = enc_hook_pre(entry, stream, per_thread);
+    hook_subject = NULL;
+    return own;
 }
 
 void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {

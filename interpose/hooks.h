@@ -65,6 +65,10 @@ static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == EN
 int enc_hand_out_real(int entry);
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread);
+/* enc_hook_pre for an entry point that does away with a handle (its first
+ * argument, `subject`: the module of cuModuleUnload, the library of
+ * cuLibraryUnload), so that the core drops only what belongs to it. */
+int enc_hook_pre_on(int entry, void *subject, CUstream stream, int per_thread);
 void enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
 
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,

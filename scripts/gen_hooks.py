@@ -33,6 +33,11 @@ import sys
 # Entry points with hand-written wrappers (interpose/procaddr.c).
 SPECIAL = {"cuGetProcAddress"}
 
+# Entry points whose first argument is the handle the call does away with:
+# their wrappers hand it to the core (enc_hook_pre_on), which then drops only
+# what belongs to it.
+SUBJECT_ENTRIES = {"cuModuleUnload", "cuLibraryUnload"}
+
 # Signature shapes of kernel launches the core can defer.
 LAUNCH_SHAPES = {
     # cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra)
@@ -176,7 +181,10 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt):
                      % (entry, "lk" if launch == "ENC_LAUNCH_LK" else "ex", entry, pt,
                         "(void *)" + real_expr, args))
     s = stream_expr(fn.types, fn.args)
-    lines.append("    int own_ = enc_hook_pre(%s, %s, %d);" % (entry, s, pt))
+    if stem(fn.name) in SUBJECT_ENTRIES:
+        lines.append("    int own_ = enc_hook_pre_on(%s, (void *)%s, %s, %d);" % (entry, fn.args[0], s, pt))
+    else:
+        lines.append("    int own_ = enc_hook_pre(%s, %s, %d);" % (entry, s, pt))
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
     lines.append("    if (own_) enc_hook_post(%s, %s, %d, r_);" % (entry, s, pt))
     lines.append("    return r_;")

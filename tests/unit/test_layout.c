@@ -79,7 +79,7 @@ static void use_fake_driver(void) {
     enc_drv.kernelGetParamInfo = fake_kernel_param_info;
     enc_drv.funcGetName = fake_func_name;
     enc_drv.kernelGetName = fake_kernel_name;
-    enc_layouts_reset();
+    enc_layouts_free(enc_layouts_reset());
     param_calls = name_calls = guard_unset_calls = 0;
 }
 
@@ -176,13 +176,15 @@ int main(int argc, char **argv) {
     TEST("layout: after code is unloaded the driver is asked again") {
         use_fake_driver();
         const enc_layout *old = enc_layout_for(fn(AXPY));
-        enc_layouts_reset();
+        enc_layout *retired = enc_layouts_reset();
+        EXPECT(retired == old && retired->retired && retired->retired_next == NULL);
         EXPECT(enc_layout_cached(fn(AXPY)) == NULL);
         int calls = param_calls;
         const enc_layout *L = enc_layout_for(fn(AXPY));
         EXPECT(L != NULL && L != old);
         EXPECT(param_calls > calls);
-        EXPECT_STR_EQ(old->name, "axpy"); /* the retired layout stays readable */
+        EXPECT_STR_EQ(old->name, "axpy"); /* the retired layout stays readable until it is freed */
+        enc_layouts_free(retired);
     }
 
     return th_report();

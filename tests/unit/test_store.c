@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         enc_candidate *cb = enc_cand_find(s->cands, 20, 1);
         cb->count = 2;
         cb->state = ENC_CAND_CAPTURED;
-        ga->last_used = ++s->use_clock; /* a was used last; b is now the oldest */
+        ga->last_used = gc->last_used + 1; /* a was used last; b is now the oldest */
         (void)gc;
         enc_store_evict_lru(s);
         EXPECT_EQ_INT(s->ngraphs, 2);
