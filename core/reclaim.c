@@ -73,9 +73,12 @@ int enc_reclaim_graph_room(enc_stream_state *self) {
 
 /* ---- code that goes away ----------------------------------------------------------- */
 
-static int names_retired(const enc_seq *seq) {
-    for (uint32_t i = 0; i < seq->n; i++)
-        if (seq->recs[i].L->retired) return 1;
+/* Does st's open sequence name a retired layout? A poisoned sequence that is
+ * not held is never read again (and its records may not all be written). */
+static int names_retired(const enc_stream_state *st) {
+    if (st->seq.poisoned && !st->held) return 0;
+    for (uint32_t i = 0; i < st->seq.n; i++)
+        if (st->seq.recs[i].L->retired) return 1;
     return 0;
 }
 
@@ -84,7 +87,7 @@ static int names_retired(const enc_seq *seq) {
  * one are dropped, and its trie keeps no dead path. */
 static void let_go(enc_stream_state *st) {
     pthread_mutex_lock(&st->mu);
-    int stale = names_retired(&st->seq);
+    int stale = names_retired(st);
     if (stale) st->seq.poisoned = 1;
     if (stale || st->held) enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
     enc_store_drop_retired(&st->store);
