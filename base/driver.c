@@ -93,6 +93,11 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(kernelGetAttribute, "cuKernelGetAttribute", 12000);
         ENC_RESOLVE(ctxGetDevice, "cuCtxGetDevice", 2000);
         ENC_RESOLVE(deviceGetAttribute, "cuDeviceGetAttribute", 2000);
+        ENC_RESOLVE(funcGetModule, "cuFuncGetModule", 11000);
+        ENC_RESOLVE(kernelGetLibrary, "cuKernelGetLibrary", 12050);
+        ENC_RESOLVE(libraryGetModule, "cuLibraryGetModule", 12000);
+        ENC_RESOLVE(streamDestroy, "cuStreamDestroy", 4000);
+        ENC_RESOLVE(eventDestroy, "cuEventDestroy", 4000);
         ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
         ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
         ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);

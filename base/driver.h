@@ -37,6 +37,13 @@ typedef struct enc_driver {
     PFN_cuKernelGetAttribute_v12000 kernelGetAttribute;
     PFN_cuCtxGetDevice_v2000 ctxGetDevice;
     PFN_cuDeviceGetAttribute_v2000 deviceGetAttribute;
+    /* optional: which module or library a function belongs to (without them,
+     * every unload drops every layout), and freeing a thread's side stream */
+    PFN_cuFuncGetModule_v11000 funcGetModule;
+    PFN_cuKernelGetLibrary_v12050 kernelGetLibrary;
+    PFN_cuLibraryGetModule_v12000 libraryGetModule;
+    PFN_cuStreamDestroy_v4000 streamDestroy;
+    PFN_cuEventDestroy_v4000 eventDestroy;
     /* optional: patching changed arguments into a captured graph */
     PFN_cuGraphGetNodes_v10000 graphGetNodes;
     PFN_cuGraphNodeGetDependencies_v10000 graphNodeGetDependencies;

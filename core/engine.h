@@ -68,7 +68,6 @@ void enc_core_capture_end(CUstream stream, int per_thread, CUresult r);
 void enc_core_stream_destroy(CUstream stream, int per_thread);
 /* After cuStreamDestroy: a capture of that stream ended with it. */
 void enc_core_stream_destroyed(CUstream stream, int per_thread, CUresult r);
-void enc_core_module_unload(void);
 /* A context was destroyed (core/context.c): forget the handles encore kept in it. */
 void enc_core_context_destroyed(CUcontext ctx, CUresult r);
 /* Around cuDevicePrimaryCtxReset (reset) and cuDevicePrimaryCtxRelease. */
@@ -79,6 +78,13 @@ void enc_core_primary_context_after(CUdevice dev, int reset, CUresult r);
 void enc_core_driver_initialized(CUresult r);
 /* A stream's attributes changed (after the call): streams check theirs again at their next launch. */
 void enc_core_stream_attrs_changed(void);
+/* A context goes away (destroy, primary-context release or reset): every
+ * stream forgets what it learnt, and every parameter layout is dropped. */
+void enc_core_module_unload(void);
+/* A module or a library is unloaded (called before it is): only the layouts
+ * and graphs of its functions are dropped. */
+void enc_core_unload_module(CUmodule mod);
+void enc_core_unload_library(CUlibrary lib);
 
 /* Switch encore off for good: flush what is held, warn once, pass through.
  * Never with a state lock held: code that may hold one requests it instead

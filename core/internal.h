@@ -61,6 +61,9 @@ static inline uint64_t enc_now_ns(void) {
 
 /* ---- structures ---------------------------------------------------------------- */
 
+/* What a layout's function belongs to: an unload drops the layouts of its code. */
+enum enc_layout_owner { ENC_OWNER_UNKNOWN = 0, ENC_OWNER_MODULE = 1, ENC_OWNER_LIBRARY = 2 };
+
 /* A kernel's parameter layout, as the driver reports it. */
 typedef struct enc_layout {
     void *func;
@@ -68,6 +71,10 @@ typedef struct enc_layout {
     uint32_t argbytes; /* packed size: last offset + size */
     int ok;            /* 0: opaque, launches of it run eagerly */
     int is_kernel;     /* the handle is a CUkernel passed as a CUfunction */
+    int owner_kind;    /* enum enc_layout_owner */
+    void *owner;       /* the CUmodule (a CUfunction's) or CUlibrary (a CUkernel's) */
+    CUcontext ctx;     /* current when it was read: a CUfunction's context */
+    int retired;       /* taken out of the cache (its code goes away); set by the retiring thread */
     struct enc_layout *retired_next;
     /* The function's limits a held launch must keep (validate.c): read at
      * its first held launch and again after the program changed a function
@@ -127,7 +134,8 @@ typedef struct enc_graph {
      * kernel node for each launch, in order; NULL when not patchable. */
     CUgraph graph;
     enc_graph_node *knodes;
-    uint64_t hits, last_used;
+    uint64_t hits;
+    uint64_t last_used; /* captured or last replayed (enc_now_ns: one clock for every stream) */
     uint64_t cand_hash; /* the candidate it was captured for (exact or structural) */
     struct enc_graph *next_at_node;
 } enc_graph;
@@ -139,6 +147,7 @@ typedef struct enc_trie_node {
     CUfunction f; /* what the launch leading here looked like, for divergence reports */
     unsigned grid[3], block[3], smem;
     enc_graph *graphs; /* graphs whose sequence ends here */
+    uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
 } enc_trie_node;
 
 enum enc_cand_state {
@@ -159,8 +168,8 @@ typedef struct enc_store {
     uint32_t nnodes, cap_nodes;
     uint32_t *child_tab; /* open addressing: node ids, keyed by (parent, sfp) */
     uint32_t child_cap;  /* a power of two, at least twice the nodes */
-    int ngraphs;
-    uint64_t use_clock; /* ticks per launch; a graph's last_used is read off it */
+    int ngraphs;         /* atomic: read without the lock (eviction skips stores without graphs) */
+    uint32_t nlive;      /* trie nodes (the root aside) some graph's sequence passes through */
     enc_candidate cands[ENC_CAND_CAP];
 } enc_store;
 
@@ -225,9 +234,20 @@ typedef struct enc_stream_state {
 
 /* ---- layout.c: parameter layouts, cached per function --------------------------- */
 
+/* Layouts, and the cache itself, are read only with a stream state's mutex
+ * held (or the cache's own lock): that is what lets a retired layout be freed
+ * once every state's mutex has been taken after its retirement (reclaim.c). */
 const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
 const enc_layout *enc_layout_for(CUfunction f);    /* looks it up (driver calls) if needed */
-void enc_layouts_reset(void);                      /* code was unloaded */
+/* Take the layouts `pick` chooses out of the cache: they are marked retired
+ * and returned as a list (linked by retired_next), NULL if none. Launches may
+ * still hold them: free them (enc_layouts_free) only after every stream
+ * state's mutex was taken once since, and the next retirement only after
+ * that (the cache is double-buffered: the one before is reused). */
+typedef int (*enc_layout_pick)(const enc_layout *L, const void *arg);
+enc_layout *enc_layouts_retire(enc_layout_pick pick, const void *arg);
+enc_layout *enc_layouts_reset(void); /* retires them all */
+void enc_layouts_free(enc_layout *retired);
 /* The layouts of handle f (kernel: a CUkernel; NULL: every layout), and of
  * every handle of the other kind (it may name the same code), are marked
  * untrusted. */
@@ -246,6 +266,9 @@ extern int enc_n_join_pending; /* per-thread states released from another thread
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create);
 /* The stream was destroyed: end its sequence, forget what it learnt, free the state for reuse. */
 void enc_stream_retire(enc_stream_state *st);
+/* How many states enc_states holds, read under the table's lock (a state
+ * added after this call is added after anything this thread did before it). */
+int enc_stream_count(void);
 pid_t enc_tid(void);
 /* Make st's context current on this thread; returns 1 if it pushed. */
 int enc_stream_enter_ctx(const enc_stream_state *st);
@@ -278,7 +301,7 @@ void enc_stream_context_gone(CUcontext ctx);
 
 /* ---- store.c: a stream's sequence store (trie, graphs, eviction) ---------------- */
 
-extern int enc_n_graphs; /* graphs alive, all streams; atomic */
+extern int enc_n_graphs; /* graphs alive, all streams; atomic (ENCORE_MAX_GRAPHS bounds it: reclaim.c) */
 
 int enc_store_init(enc_store *s); /* 0, or -1 out of memory (free with enc_store_free) */
 void enc_store_free(enc_store *s);
@@ -306,7 +329,17 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
  * CUkernel or CUfunction, which may name the same code; `kernel`: f is a
  * CUkernel; NULL: every graph); their candidates count again from zero. */
 void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel);
+/* The least recently used graph of the store, or NULL. */
+enc_graph *enc_store_lru(const enc_store *s);
 void enc_store_evict_lru(enc_store *s);
+/* Drop every graph that names a retired layout (its code is unloaded); their
+ * candidates count again. Returns how many were dropped. */
+int enc_store_drop_retired(enc_store *s);
+/* Rebuild the trie from the live graphs when more than half of its nodes
+ * are dead (with `force`: when any is), so that evicted graphs' paths do not
+ * pile up. Never while the stream holds (held launches name a trie node).
+ * Returns 1 if it rebuilt. */
+int enc_store_compact(enc_store *s, int force);
 /* Drop every graph, the trie and the candidates. */
 void enc_store_forget(enc_store *s);
 /* The same, for graphs whose context is gone: their handles are forgotten, not destroyed. */
@@ -428,6 +461,14 @@ int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph);
 /* ctx went away (NULL: some context, which one is not known): the captures
  * in it ended with it. */
 void enc_prog_capture_context_gone(CUcontext ctx);
+
+/* ---- reclaim.c: bounds: the process-wide graph limit, unloaded code --------------- */
+
+/* Room for one more graph under ENCORE_MAX_GRAPHS: evicts the process's least
+ * recently used graphs as needed. With self->mu held (self does not hold
+ * launches). Returns 0 if there is no room (the streams that have graphs are
+ * busy). */
+int enc_reclaim_graph_room(enc_stream_state *self);
 
 /* ---- deadline.c: the flush-deadline thread --------------------------------------- */
 

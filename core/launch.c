@@ -81,7 +81,6 @@ static CUresult done_issued(enc_stream_state *st, CUresult r) {
     enc_record_commit(&st->seq);
     if (r != CUDA_SUCCESS) st->seq.poisoned = 1; /* never capture a sequence that failed */
     end_sequence_if_full(st);
-    st->store.use_clock++;
     pthread_mutex_unlock(&st->mu);
     return r;
 }
@@ -89,7 +88,6 @@ static CUresult done_issued(enc_stream_state *st, CUresult r) {
 /* The pending launch is held (and part of the sequence already). */
 static CUresult done_held(enc_stream_state *st, uint64_t t0) {
     end_sequence_if_full(st);
-    st->store.use_clock++;
     pthread_mutex_unlock(&st->mu);
     if (t0) {
         ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0);
@@ -98,9 +96,31 @@ static CUresult done_held(enc_stream_state *st, uint64_t t0) {
     return CUDA_SUCCESS;
 }
 
-/* No stream state (no context current, or out of states): exactly as without encore. */
+/* Work on a stream without a state (no context current, or no state left):
+ * nothing is held on it, and only the legacy stream's implicit
+ * synchronisation can order it after launches held on another stream. Work
+ * on the legacy stream itself waits for every blocking stream: everything is
+ * issued. Otherwise what the legacy streams hold is (the stream may be a
+ * blocking one: without a state, encore does not know). */
+static void order_without_state(CUstream stream, int per_thread, enum enc_flush_reason why) {
+    if ((stream == NULL && !per_thread) || stream == CU_STREAM_LEGACY) {
+        enc_core_flush_all(why);
+        return;
+    }
+    if (!__atomic_load_n(&enc_n_held, __ATOMIC_RELAXED)) return;
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *o = enc_states[i];
+        if (!__atomic_load_n(&o->held, __ATOMIC_RELAXED)) continue;
+        pthread_mutex_lock(&o->mu);
+        if (o->kind == ENC_STREAM_LEGACY) enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);
+        pthread_mutex_unlock(&o->mu);
+    }
+}
+
+/* No stream state: exactly as without encore, that stream passes through. */
 static CUresult pass_straight_through(const enc_launch *l) {
-    enc_core_flush_all(ENC_FLUSH_OPAQUE_LAUNCH);
+    order_without_state(l->stream, l->per_thread, ENC_FLUSH_OPAQUE_LAUNCH);
     ENC_TSTAT_ADD(launches_eager, 1);
     return call_real(l);
 }
@@ -243,7 +263,7 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
         return;
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
     if (!st) {
-        enc_core_flush_all(why);
+        order_without_state(stream, per_thread, why);
         return;
     }
     legacy_order(st);
@@ -284,17 +304,3 @@ void enc_core_stream_destroy(CUstream stream, int per_thread) {
 }
 
 void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_attr_gen, 1, __ATOMIC_RELEASE); }
-
-void enc_core_module_unload(void) {
-    enc_core_flush_all(ENC_FLUSH_ALL_CALL);
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++) {
-        enc_stream_state *st = enc_states[i];
-        pthread_mutex_lock(&st->mu);
-        enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
-        enc_store_forget(&st->store);
-        st->needs_init = 1;
-        pthread_mutex_unlock(&st->mu);
-    }
-    enc_layouts_reset();
-}

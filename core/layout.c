@@ -4,7 +4,14 @@
  * parameter offsets and sizes (cuFuncGetParamInfo, or cuKernelGetParamInfo
  * for a CUkernel passed as a CUfunction). They are read once per function
  * and kept in an open-addressing table that launches read without a lock;
- * only a miss takes the lock and asks the driver. */
+ * only a miss takes the lock and asks the driver.
+ *
+ * Each layout remembers the module or library its function belongs to, so
+ * that an unload retires only that code's layouts. Retiring rebuilds the
+ * table without them in a second buffer and switches to it: a launch reading
+ * the old buffer meanwhile still finds memory it may read. The caller frees
+ * the retired layouts after a grace period (reclaim.c), after which nothing
+ * reads the old buffer either, so the next retirement can reuse it. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,10 +26,10 @@
 #define LAYOUT_FILL_MAX (ENC_LAYOUT_CAP * 3 / 4) /* layouts cached at most */
 #define MURMUR3_FMIX_64 0xff51afd7ed558ccdULL    /* MurmurHash3's 64-bit finaliser multiplier */
 
-static enc_layout *layout_tab[ENC_LAYOUT_CAP];
+static enc_layout *layout_bufs[2][ENC_LAYOUT_CAP];
+static enc_layout **layout_tab = layout_bufs[0]; /* the buffer in use; atomic */
 static pthread_mutex_t layout_mu = PTHREAD_MUTEX_INITIALIZER;
 static int layout_count;
-static enc_layout *retired_layouts;
 
 static inline uint32_t ptr_hash(const void *p, uint32_t cap) {
     uint64_t x = (uint64_t)(uintptr_t)p;
@@ -70,6 +77,20 @@ static void read_name(enc_layout *L, CUfunction f) {
     if (!L->name[0]) strcpy(L->name, "?");
 }
 
+/* Which module (a CUfunction's) or library (a CUkernel's) f belongs to, and
+ * the context current now: an unload of that code retires the layout. */
+static void read_owner(enc_layout *L, CUfunction f) {
+    void *owner = NULL;
+    if (L->is_kernel ? (enc_drv.kernelGetLibrary &&
+                        enc_drv.kernelGetLibrary((CUlibrary *)&owner, (CUkernel)(void *)f) == CUDA_SUCCESS)
+                     : (enc_drv.funcGetModule && enc_drv.funcGetModule((CUmodule *)&owner, f) == CUDA_SUCCESS)) {
+        L->owner = owner;
+        L->owner_kind = L->is_kernel ? ENC_OWNER_LIBRARY : ENC_OWNER_MODULE;
+    }
+    CUcontext ctx = NULL;
+    if (enc_drv.ctxGetCurrent && enc_drv.ctxGetCurrent(&ctx) == CUDA_SUCCESS) L->ctx = ctx;
+}
+
 static enc_layout *build_layout(CUfunction f) {
     size_t offs[ENC_MAX_PARAMS], sizes[ENC_MAX_PARAMS];
     enc_layout *L = NULL;
@@ -89,6 +110,7 @@ static enc_layout *build_layout(CUfunction f) {
             if (offs[i] + sizes[i] > L->argbytes) L->argbytes = (uint32_t)(offs[i] + sizes[i]);
         }
         read_name(L, f);
+        read_owner(L, f);
     }
     if (!L->ok)
         ENC_DEBUG("no parameter layout for kernel %s (%u parameters read): its launches run eagerly", L->name,
@@ -98,8 +120,9 @@ static enc_layout *build_layout(CUfunction f) {
 
 const enc_layout *enc_layout_cached(CUfunction f) {
     uint32_t h = ptr_hash(f, ENC_LAYOUT_CAP);
+    enc_layout **tab = __atomic_load_n(&layout_tab, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
-        enc_layout *L = __atomic_load_n(&layout_tab[(h + i) & (ENC_LAYOUT_CAP - 1)], __ATOMIC_ACQUIRE);
+        enc_layout *L = __atomic_load_n(&tab[(h + i) & (ENC_LAYOUT_CAP - 1)], __ATOMIC_ACQUIRE);
         if (!L) break;
         if (L->func == (void *)f) return L;
     }
@@ -135,20 +158,62 @@ const enc_layout *enc_layout_for(CUfunction f) {
     return found;
 }
 
-void enc_layouts_reset(void) {
-    /* Layouts of unloaded code may be wrong for a new function at the same
-     * handle. The structs are kept on a list, not freed: a launch racing with
-     * the unload in another thread may still hold one. */
-    pthread_mutex_lock(&layout_mu);
-    for (int i = 0; i < ENC_LAYOUT_CAP; i++) {
-        enc_layout *L = layout_tab[i];
-        if (!L) continue;
-        L->retired_next = retired_layouts;
-        retired_layouts = L;
-        __atomic_store_n(&layout_tab[i], NULL, __ATOMIC_RELEASE);
+/* With layout_mu held: put L in table tab (a free slot near its home; 0 if none). */
+static int table_put(enc_layout **tab, enc_layout *L) {
+    uint32_t h = ptr_hash(L->func, ENC_LAYOUT_CAP);
+    for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
+        uint32_t s = (h + i) & (ENC_LAYOUT_CAP - 1);
+        if (!tab[s]) {
+            __atomic_store_n(&tab[s], L, __ATOMIC_RELEASE);
+            return 1;
+        }
     }
+    return 0;
+}
+
+enc_layout *enc_layouts_retire(enc_layout_pick pick, const void *arg) {
+    pthread_mutex_lock(&layout_mu);
+    enc_layout **cur = layout_tab, **next = cur == layout_bufs[0] ? layout_bufs[1] : layout_bufs[0];
+    int any = 0;
+    for (int i = 0; i < ENC_LAYOUT_CAP && !any; i++) any = cur[i] && pick(cur[i], arg);
+    if (!any) { /* nothing of that code: the table stays as it is */
+        pthread_mutex_unlock(&layout_mu);
+        return NULL;
+    }
+    for (int i = 0; i < ENC_LAYOUT_CAP; i++) /* nothing reads it since the last grace period */
+        if (next[i]) next[i] = NULL;
+    enc_layout *retired = NULL;
     layout_count = 0;
+    for (int i = 0; i < ENC_LAYOUT_CAP; i++) {
+        enc_layout *L = cur[i];
+        if (!L) continue;
+        if (!pick(L, arg) && table_put(next, L)) { /* kept (finding no slot near its home cannot happen) */
+            layout_count++;
+            continue;
+        }
+        L->retired = 1;
+        L->retired_next = retired;
+        retired = L;
+    }
+    __atomic_store_n(&layout_tab, next, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&layout_mu);
+    return retired;
+}
+
+static int pick_all(const enc_layout *L, const void *arg) {
+    (void)L;
+    (void)arg;
+    return 1;
+}
+
+enc_layout *enc_layouts_reset(void) { return enc_layouts_retire(pick_all, NULL); }
+
+void enc_layouts_free(enc_layout *retired) {
+    while (retired) {
+        enc_layout *next = retired->retired_next;
+        free(retired);
+        retired = next;
+    }
 }
 
 void enc_layouts_distrust(CUfunction f, int kernel) {

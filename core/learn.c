@@ -308,10 +308,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
                   "differs from encore's capture stream's: it runs eagerly");
         return;
     }
-    if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) {
-        enc_store_evict_lru(&st->store);
-        if (__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs) return;
-    }
+    if (!enc_reclaim_graph_room(st)) return; /* try again next time */
     enc_graph *g = copy_sequence(&st->seq);
     if (!g) return;
     /* If a context-wide call of the program is in flight, try again the next

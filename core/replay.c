@@ -161,7 +161,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         return 0;
     }
     g->hits++;
-    g->last_used = ++st->store.use_clock;
+    g->last_used = enc_now_ns();
     enc_event_graph_hit(g, st->seq.n, patch);
     return 1;
 }

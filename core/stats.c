@@ -15,11 +15,42 @@ static enc_tstats *all_tstats; /* every thread's block, pushed once per thread *
 static uint64_t g_captured, g_evicted, g_capture_failures;
 static int g_disabled, g_touched;
 
+/* Blocks are never freed: a thread that exits leaves its counts in its block
+ * and the block to the next new thread, which goes on adding to them. So
+ * there are as many blocks as threads ever alive at once, not ever made. */
+static pthread_key_t tstats_key;
+static pthread_once_t tstats_key_once = PTHREAD_ONCE_INIT;
+static int tstats_key_ok;
+
+static void tstats_release(void *block) {
+    enc_tstats_tls = NULL; /* a later count from this thread's exit takes a block again */
+    __atomic_store_n(&((enc_tstats *)block)->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void tstats_key_create(void) { tstats_key_ok = pthread_key_create(&tstats_key, tstats_release) == 0; }
+
+/* A block an exited thread left, taken, or NULL. */
+static enc_tstats *tstats_reuse(void) {
+    for (enc_tstats *t = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE); t; t = t->next) {
+        int free_ = 0;
+        if (!__atomic_load_n(&t->in_use, __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&t->in_use, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return t;
+    }
+    return NULL;
+}
+
 enc_tstats *enc_tstats_slow(void) {
-    enc_tstats *t = calloc(1, sizeof *t); /* once per thread */
-    if (!t) return NULL;
-    t->next = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE);
-    while (!__atomic_compare_exchange_n(&all_tstats, &t->next, t, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
+    pthread_once(&tstats_key_once, tstats_key_create);
+    enc_tstats *t = tstats_key_ok ? tstats_reuse() : NULL;
+    if (!t) {
+        t = calloc(1, sizeof *t); /* once per thread alive at once */
+        if (!t) return NULL;
+        t->in_use = 1;
+        t->next = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE);
+        while (!__atomic_compare_exchange_n(&all_tstats, &t->next, t, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
+    }
+    if (tstats_key_ok) pthread_setspecific(tstats_key, t);
     enc_tstats_tls = t;
     return t;
 }

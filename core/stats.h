@@ -71,6 +71,7 @@ typedef struct enc_tstats {
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
     uint64_t deferred_ns, deferred_samples;
+    int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */
     struct enc_tstats *next;
 } enc_tstats;
 

@@ -5,7 +5,8 @@
  * per context and thread. Launches find theirs through a small per-thread
  * cache; a miss takes the table lock. A destroyed stream's state is marked
  * dead and reused for the next new stream (its generation changes, so
- * thread caches notice). */
+ * thread caches notice); so is a per-thread stream's state when its thread
+ * exits (a thread-specific key's destructor). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -72,7 +73,7 @@ static void state_query(enc_stream_state *st) {
             if (enc_drv.streamGetCtx(st->handle, &c) == CUDA_SUCCESS) st->ctx = c;
         }
     }
-    st->needs_init = 0;
+    __atomic_store_n(&st->needs_init, 0, __ATOMIC_RELAXED);
 }
 
 static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx, pid_t owner) {
@@ -80,7 +81,7 @@ static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx,
     st->handle = kind == ENC_STREAM_EXPLICIT ? (CUstream)key : NULL;
     st->ctx = ctx;
     st->owner = owner;
-    st->needs_init = 1;
+    __atomic_store_n(&st->needs_init, 1, __ATOMIC_RELAXED);
     st->attrs_differ = 0;
     st->attr_gen = 0; /* checked at its first launch if any stream's attributes were ever set */
     st->mixed_prio = 0;
@@ -146,6 +147,61 @@ static enc_stream_state *table_add(int n, int kind, void *key, CUcontext ctx, pi
     return st;
 }
 
+/* ---- per-thread states of exited threads ------------------------------------------ */
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+
+/* With states_mu held: st's thread exited. Release what it holds (on its
+ * side stream, ordered after where the hold began: the thread's own
+ * per-thread stream may already be gone), learn nothing from it, free its
+ * side stream and events, and leave the state for the next new stream. */
+static void reclaim_thread_state(enc_stream_state *st) {
+    pthread_mutex_lock(&st->mu);
+    st->owner = 0;                      /* no thread owns it: a release goes through the side stream */
+    if (st->open) st->seq.poisoned = 1; /* nothing to learn */
+    enc_sequence_end(st, ENC_FLUSH_STREAM_CALL);
+    enc_store_forget(&st->store);
+    st->anchor_set = 0;
+    if (st->join_pending) {
+        st->join_pending = 0;
+        __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+    }
+    if (st->side && enc_drv.streamDestroy) enc_drv.streamDestroy(st->side); /* its work completes first */
+    if (st->ev_start && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_start);
+    if (st->ev_done && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_done);
+    st->side = NULL;
+    st->ev_start = st->ev_done = NULL;
+    st->dead = 1;
+    __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* The destructor of exit_key: this thread exits. */
+static void thread_exit(void *arg) {
+    (void)arg;
+    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return; /* off, or a forked child: the driver is not ours */
+    pid_t me = enc_tid();
+    ENC_GUARDED {
+        pthread_mutex_lock(&states_mu);
+        int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+        for (int i = 0; i < n; i++) {
+            enc_stream_state *st = enc_states[i];
+            if (st->kind == ENC_STREAM_PER_THREAD && !st->dead && st->owner == me) reclaim_thread_state(st);
+        }
+        pthread_mutex_unlock(&states_mu);
+    }
+}
+
+static void exit_key_create(void) { exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0; }
+
+/* This thread has a per-thread state now: reclaim it when the thread exits. */
+static void watch_thread_exit(void) {
+    pthread_once(&exit_key_once, exit_key_create);
+    if (exit_key_ok && !pthread_getspecific(exit_key)) pthread_setspecific(exit_key, (void *)1);
+}
+
 static enc_stream_state *state_lookup(int kind, void *key, CUcontext ctx, int create) {
     enc_stream_state *st = cache_lookup(kind, key, ctx);
     if (st) return st;
@@ -157,7 +213,15 @@ static enc_stream_state *state_lookup(int kind, void *key, CUcontext ctx, int cr
     if (!st && create) st = table_add(n, kind, key, ctx, owner);
     pthread_mutex_unlock(&states_mu);
     if (st) cache_remember(kind, key, ctx, st);
+    if (st && kind == ENC_STREAM_PER_THREAD) watch_thread_exit();
     return st;
+}
+
+int enc_stream_count(void) {
+    pthread_mutex_lock(&states_mu);
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&states_mu);
+    return n;
 }
 
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
@@ -177,7 +241,7 @@ enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
         if (r != CUDA_SUCCESS || !ctx) return NULL;
     }
     enc_stream_state *st = state_lookup(kind, kind == ENC_STREAM_EXPLICIT ? (void *)s : NULL, ctx, create);
-    if (st && st->needs_init && create) {
+    if (st && __atomic_load_n(&st->needs_init, __ATOMIC_RELAXED) && create) {
         pthread_mutex_lock(&st->mu);
         /* Not while the program captures: asking a capturing stream's flags
          * invalidates a global-mode capture (docs/driver-rules.md). The

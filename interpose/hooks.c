@@ -149,6 +149,16 @@ static void take_pending(int cls, uint16_t flags, CUstream stream, int per_threa
     pending_result = enc_core_take_error(stream, per_thread, !(cls == ENC_CLASS_FLUSH_STREAM && one_stream));
 }
 
+/* Code or a context goes away: the core drops what belongs to it. */
+static void unload(int entry) {
+    if (entry == ENC_E_cuModuleUnload)
+        enc_core_unload_module((CUmodule)hook_object);
+    else if (entry == ENC_E_cuLibraryUnload)
+        enc_core_unload_library((CUlibrary)hook_object);
+    else
+        enc_core_module_unload(); /* a context: everything */
+}
+
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
     enc_interpose_ensure_init();
@@ -161,7 +171,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_stats_count_call(cls);
     uint16_t flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
-    if (flags & ENC_F_UNLOAD) enc_core_module_unload();
+    if (flags & ENC_F_UNLOAD) unload(entry);
     if ((flags & ENC_F_CONTEXT_GONE) && entry != ENC_E_cuCtxDestroy)
         enc_core_primary_context_before((CUdevice)hook_object);
     if (flags & ENC_F_FUNC_SET) enc_core_func_set_begin(NULL); /* a wrapper that cannot say which function */

@@ -70,7 +70,8 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread);
  * CUDA_SUCCESS an error a held launch got when released (core/failure.c). */
 CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
 /* The same, for the entry points whose first argument the hooks need
- * (scripts/gen_hooks.py OBJECT_ARG: the context or device a call destroys). */
+ * (scripts/gen_hooks.py OBJECT_ARG: the context or device a call destroys, the
+ * module or library it unloads). */
 int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t object);
 CUresult enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult result, uintptr_t object);
 /* enc_hook_pre for the calls that set a function's attribute or cache

@@ -37,8 +37,10 @@ import sys
 SPECIAL = {"cuGetProcAddress"}
 
 # Entry points whose first argument the hooks need (the context or device a
-# call destroys): their wrappers pass it to enc_hook_pre_obj/enc_hook_post_obj.
-OBJECT_ARG = {"cuCtxDestroy", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease"}
+# call destroys, the module or library it unloads: the core then drops only
+# what belongs to it): their wrappers pass it to enc_hook_pre_obj/enc_hook_post_obj.
+OBJECT_ARG = {"cuCtxDestroy", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuModuleUnload",
+              "cuLibraryUnload"}
 
 # Signature shapes of kernel launches the core can defer.
 LAUNCH_SHAPES = {

@@ -35,6 +35,10 @@
     X(cuModuleLoadData, "cuModuleLoadData", 13000, "cuModuleLoadData", "cuModuleLoadData")               \
     X(cuModuleUnload, "cuModuleUnload", 13000, "cuModuleUnload", "cuModuleUnload")                       \
     X(cuModuleGetFunction, "cuModuleGetFunction", 13000, "cuModuleGetFunction", "cuModuleGetFunction")   \
+    X(cuLibraryLoadData, "cuLibraryLoadData", 13000, "cuLibraryLoadData", "cuLibraryLoadData")           \
+    X(cuLibraryUnload, "cuLibraryUnload", 13000, "cuLibraryUnload", "cuLibraryUnload")                   \
+    X(cuLibraryGetKernel, "cuLibraryGetKernel", 13000, "cuLibraryGetKernel", "cuLibraryGetKernel")       \
+    X(cuKernelGetFunction, "cuKernelGetFunction", 13000, "cuKernelGetFunction", "cuKernelGetFunction")   \
     X(cuMemAlloc, "cuMemAlloc", 13000, "cuMemAlloc_v2", "cuMemAlloc_v2")                                 \
     X(cuMemFree, "cuMemFree", 13000, "cuMemFree_v2", "cuMemFree_v2")                                     \
     X(cuMemHostAlloc, "cuMemHostAlloc", 13000, "cuMemHostAlloc", "cuMemHostAlloc")                       \

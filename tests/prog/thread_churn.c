@@ -5,12 +5,17 @@
  * reports its RSS) and a new thread's launches never fall back to flushing
  * everything for want of a state.
  *
- *   prog_thread_churn [threads (default 4300)] [at once (default 4)] */
+ * With "exit-held", each thread launches the sequence once more and exits
+ * without waiting for it (encore holds it then: reclaiming the thread's state
+ * must issue it); the main thread synchronises and prints every thread's y.
+ *
+ *   prog_thread_churn [threads (default 4300)] [at once (default 4)] [exit-held] */
 #include "prog.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define N 256u
 #define REPEATS 5
@@ -18,6 +23,7 @@
 static prog_kernels k;
 static CUdeviceptr xs, ys;
 static unsigned long long *results;
+static int exit_held;
 
 static void *worker(void *arg)
 {
@@ -38,14 +44,20 @@ static void *worker(void *arg)
         h = prog_hash_buf(h, host, N);
     }
     results[t] = h;
+    if (exit_held) { /* once more, and exit with it in flight */
+        k_mix(&k, s, x, 5, N);
+        k_add(&k, s, y, x, N);
+        k_stamp(&k, s, y, N);
+    }
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 4300, at_once = argc > 2 ? atoi(argv[2]) : 4;
-    if (threads < 1 || at_once < 1)
-        prog_die("usage: prog_thread_churn [threads] [at once]");
+    exit_held = argc > 3 && strcmp(argv[3], "exit-held") == 0;
+    if (threads < 1 || at_once < 1 || (argc > 3 && !exit_held))
+        prog_die("usage: prog_thread_churn [threads] [at once] [exit-held]");
     prog_init();
     prog_kernels_load(&k, 0);
     CK(drv.cuMemAlloc(&xs, (size_t)threads * N * sizeof(uint32_t)));
@@ -69,6 +81,20 @@ int main(int argc, char **argv)
             printf("thread %4d %016llx\n", t, results[t]);
     }
     printf("threads %d all %016llx\n", threads, h);
+    if (exit_held) {
+        CK(drv.cuCtxSynchronize());
+        size_t bytes = (size_t)threads * N * sizeof(uint32_t);
+        uint32_t *all = malloc(bytes);
+        if (!all)
+            prog_die("out of memory");
+        CK(drv.cuMemcpyDtoH(all, ys, bytes));
+        for (int t = 0; t < threads; t++)
+            if (t % 50 == 0 || t == threads - 1)
+                printf("thread %4d y after exit %016llx\n", t,
+                       (unsigned long long)prog_hash_buf(PROG_HASH_INIT, all + (size_t)t * N, N));
+        printf("every y after exit %016llx\n", (unsigned long long)prog_hash_buf(PROG_HASH_INIT, all, (uint32_t)(bytes / 4)));
+        free(all);
+    }
     prog_report_launches();
     prog_report_rss();
     return 0;

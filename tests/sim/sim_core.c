@@ -414,7 +414,14 @@ CUresult sim_require_ctx(sim_ctx **out) {
 
 static pthread_key_t g_stack_key;
 static pthread_once_t g_stack_once = PTHREAD_ONCE_INIT;
-static void stack_free(void *p) { free(p); }
+/* At thread exit. Another thread-specific destructor may still call the
+ * driver after this one (glibc runs them in key order): it sees no current
+ * context, not freed memory. */
+static void stack_free(void *p) {
+    free(p);
+    t_stack = NULL;
+    t_depth = t_stackcap = 0;
+}
 static void stack_key_init(void) { pthread_key_create(&g_stack_key, stack_free); }
 
 static int stack_push(sim_ctx *c) {
@@ -850,6 +857,7 @@ static void pts_destroy(void *arg) {
     }
     free(l->v);
     free(l);
+    t_pts = NULL; /* a later destructor's call gets a new per-thread stream (see stack_free) */
 }
 static void pts_key_init(void) { pthread_key_create(&g_pts_key, pts_destroy); }
 

@@ -74,12 +74,38 @@ static CUresult fake_kernel_name(const char **name, CUkernel k) {
     return CUDA_SUCCESS;
 }
 
+/* AXPY and BROKEN belong to module 0xA0, HUGE to module 0xB0; the CUkernel
+ * AS_KERNEL to library 0xC0; NAMELESS's module is not known. */
+static CUresult fake_func_module(CUmodule *mod, CUfunction f) {
+    switch ((uintptr_t)f) {
+    case AXPY:
+    case BROKEN: *mod = (CUmodule)(uintptr_t)0xA0; return CUDA_SUCCESS;
+    case HUGE: *mod = (CUmodule)(uintptr_t)0xB0; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_HANDLE;
+    }
+}
+
+static CUresult fake_kernel_library(CUlibrary *lib, CUkernel k) {
+    if ((uintptr_t)k != AS_KERNEL) return CUDA_ERROR_INVALID_HANDLE;
+    *lib = (CUlibrary)(uintptr_t)0xC0;
+    return CUDA_SUCCESS;
+}
+
+static int pick_owner(const enc_layout *L, const void *owner) { return L->owner == owner; }
+static int pick_none(const enc_layout *L, const void *arg) {
+    (void)L;
+    (void)arg;
+    return 0;
+}
+
 static void use_fake_driver(void) {
     enc_drv.funcGetParamInfo = fake_func_param_info;
     enc_drv.kernelGetParamInfo = fake_kernel_param_info;
     enc_drv.funcGetName = fake_func_name;
     enc_drv.kernelGetName = fake_kernel_name;
-    enc_layouts_reset();
+    enc_drv.funcGetModule = fake_func_module;
+    enc_drv.kernelGetLibrary = fake_kernel_library;
+    enc_layouts_free(enc_layouts_reset());
     param_calls = name_calls = guard_unset_calls = 0;
 }
 
@@ -176,13 +202,63 @@ int main(int argc, char **argv) {
     TEST("layout: after code is unloaded the driver is asked again") {
         use_fake_driver();
         const enc_layout *old = enc_layout_for(fn(AXPY));
-        enc_layouts_reset();
+        enc_layout *retired = enc_layouts_reset();
+        EXPECT(retired == old && retired->retired && retired->retired_next == NULL);
         EXPECT(enc_layout_cached(fn(AXPY)) == NULL);
         int calls = param_calls;
         const enc_layout *L = enc_layout_for(fn(AXPY));
         EXPECT(L != NULL && L != old);
         EXPECT(param_calls > calls);
-        EXPECT_STR_EQ(old->name, "axpy"); /* the retired layout stays readable */
+        EXPECT_STR_EQ(old->name, "axpy"); /* the retired layout stays readable until it is freed */
+        enc_layouts_free(retired);
+    }
+
+    TEST("layout: it remembers the module of a CUfunction, the library of a CUkernel") {
+        use_fake_driver();
+        const enc_layout *a = enc_layout_for(fn(AXPY)), *k = enc_layout_for(fn(AS_KERNEL));
+        const enc_layout *u = enc_layout_for(fn(NAMELESS));
+        EXPECT(a->owner_kind == ENC_OWNER_MODULE && a->owner == (void *)0xA0);
+        EXPECT(k->owner_kind == ENC_OWNER_LIBRARY && k->owner == (void *)0xC0);
+        EXPECT(u->owner_kind == ENC_OWNER_UNKNOWN && u->owner == NULL);
+    }
+
+    TEST("layout: retiring one module's layouts keeps every other layout cached") {
+        use_fake_driver();
+        const enc_layout *a = enc_layout_for(fn(AXPY)), *b = enc_layout_for(fn(BROKEN));
+        const enc_layout *h = enc_layout_for(fn(HUGE)), *k = enc_layout_for(fn(AS_KERNEL));
+        enc_layout *retired = enc_layouts_retire(pick_owner, (void *)0xA0);
+        int n = 0, all_marked = 1;
+        for (enc_layout *L = retired; L; L = L->retired_next, n++) {
+            all_marked &= L->retired;
+            EXPECT(L == a || L == b);
+        }
+        EXPECT_EQ_INT(n, 2);
+        EXPECT(all_marked);
+        EXPECT(enc_layout_cached(fn(AXPY)) == NULL && enc_layout_cached(fn(BROKEN)) == NULL);
+        EXPECT(enc_layout_cached(fn(HUGE)) == h && enc_layout_cached(fn(AS_KERNEL)) == k);
+        EXPECT(!h->retired && !k->retired);
+        enc_layouts_free(retired);
+    }
+
+    TEST("layout: retiring nothing leaves the cache as it is") {
+        use_fake_driver();
+        const enc_layout *a = enc_layout_for(fn(AXPY));
+        EXPECT(enc_layouts_retire(pick_none, NULL) == NULL);
+        EXPECT(enc_layout_cached(fn(AXPY)) == a);
+    }
+
+    TEST("layout: retirements one after the other each keep what they did not pick") {
+        use_fake_driver();
+        enc_layout_for(fn(AXPY));
+        const enc_layout *h = enc_layout_for(fn(HUGE)), *k = enc_layout_for(fn(AS_KERNEL));
+        enc_layouts_free(enc_layouts_retire(pick_owner, (void *)0xA0));
+        enc_layouts_free(enc_layouts_retire(pick_owner, (void *)0xB0));
+        EXPECT(enc_layout_cached(fn(HUGE)) == NULL);
+        EXPECT(enc_layout_cached(fn(AS_KERNEL)) == k);
+        const enc_layout *a = enc_layout_for(fn(AXPY)); /* asked again, cached again */
+        enc_layouts_free(enc_layouts_retire(pick_owner, (void *)0xC0));
+        EXPECT(enc_layout_cached(fn(AXPY)) == a && enc_layout_cached(fn(AS_KERNEL)) == NULL);
+        (void)h;
     }
 
     return th_report();

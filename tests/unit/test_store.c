@@ -38,7 +38,7 @@ static enc_graph *graph_at(enc_store *s, uint32_t node, uint64_t cand_hash) {
 
 /* A graph at the end of the launches of functions fs[0..n) (their structure: their handles). */
 static enc_layout func_layout = {.ok = 1}, kernel_layout = {.ok = 1, .is_kernel = 1};
-static enc_graph *graph_of(enc_store *s, const uintptr_t *fs, uint32_t n, int kernels, uint64_t cand_hash) {
+static enc_graph *graph_of_funcs(enc_store *s, const uintptr_t *fs, uint32_t n, int kernels, uint64_t cand_hash) {
     enc_rec recs[16];
     for (uint32_t i = 0; i < n; i++) {
         recs[i] = rec_of(fs[i]);
@@ -49,6 +49,21 @@ static enc_graph *graph_of(enc_store *s, const uintptr_t *fs, uint32_t n, int ke
     g->len = n;
     g->recs = malloc(n * sizeof *recs);
     memcpy(g->recs, recs, n * sizeof *recs);
+    return g;
+}
+
+/* A graph of the launches sfps[0..n), each of layout L, hanging where its sequence ends. */
+static enc_graph *graph_of(enc_store *s, const uint64_t *sfps, uint32_t n, const enc_layout *L, uint64_t cand_hash) {
+    enc_graph *g = calloc(1, sizeof *g);
+    g->recs = calloc(n, sizeof *g->recs);
+    for (uint32_t i = 0; i < n; i++) {
+        g->recs[i] = rec_of(sfps[i]);
+        g->recs[i].L = L;
+    }
+    g->len = n;
+    g->node = enc_store_insert(s, g->recs, n);
+    g->cand_hash = cand_hash;
+    enc_store_add_graph(s, g);
     return g;
 }
 
@@ -168,7 +183,7 @@ int main(int argc, char **argv) {
         enc_candidate *cb = enc_cand_find(s->cands, 20, 1);
         cb->count = 2;
         cb->state = ENC_CAND_CAPTURED;
-        ga->last_used = ++s->use_clock; /* a was used last; b is now the oldest */
+        ga->last_used = gc->last_used + 1; /* a was used last; b is now the oldest */
         (void)gc;
         enc_store_evict_lru(s);
         EXPECT_EQ_INT(s->ngraphs, 2);
@@ -183,8 +198,8 @@ int main(int argc, char **argv) {
     TEST("store: dropping a function's graphs keeps the others, and their candidates count again") {
         enc_store *s = new_store();
         uintptr_t with[2] = {0x10, 0x20}, without[2] = {0x30, 0x40};
-        enc_graph *keep = graph_of(s, without, 2, 0, 20);
-        graph_of(s, with, 2, 0, 10);
+        enc_graph *keep = graph_of_funcs(s, without, 2, 0, 20);
+        graph_of_funcs(s, with, 2, 0, 10);
         enc_candidate *c = enc_cand_find(s->cands, 10, 1);
         c->count = 2;
         c->state = ENC_CAND_CAPTURED;
@@ -199,8 +214,8 @@ int main(int argc, char **argv) {
     TEST("store: a CUfunction's change drops the graphs of CUkernel launches too (they may name its code)") {
         enc_store *s = new_store();
         uintptr_t fs[1] = {0x10}, ks[1] = {0x50};
-        enc_graph *gf = graph_of(s, fs, 1, 0, 10);
-        graph_of(s, ks, 1, 1, 20);
+        enc_graph *gf = graph_of_funcs(s, fs, 1, 0, 10);
+        graph_of_funcs(s, ks, 1, 1, 20);
         enc_store_drop_graphs_of(s, (CUfunction)0x99, 0);
         EXPECT_EQ_INT(s->ngraphs, 1); /* the CUkernel's went, another CUfunction's stays */
         EXPECT(s->nodes[gf->node].graphs == gf);
@@ -227,6 +242,90 @@ int main(int argc, char **argv) {
         uint32_t again = insert(s, b, 2); /* and the store is usable again */
         EXPECT_EQ_INT(walk(s, b, 2), again);
         EXPECT_EQ_INT(s->nnodes, 3);
+        free_store(s);
+    }
+
+    TEST("store: the least recently used graph is found wherever it hangs") {
+        enc_store *s = new_store();
+        uint64_t a[2] = {1, 2}, b[3] = {3, 4, 5};
+        enc_graph *ga = graph_at(s, insert(s, a, 2), 10), *gb = graph_at(s, insert(s, b, 3), 20);
+        ga->last_used = 7;
+        gb->last_used = 5;
+        EXPECT(enc_store_lru(s) == gb);
+        gb->last_used = 9;
+        EXPECT(enc_store_lru(s) == ga);
+        free_store(s);
+    }
+
+    TEST("store: a dropped graph's path is dead; compacting rebuilds the trie from the live graphs") {
+        enc_store *s = new_store();
+        static enc_layout L;
+        uint64_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4}, c[2] = {7, 8};
+        enc_graph *ga = graph_of(s, a, 3, &L, 10), *gb = graph_of(s, b, 3, &L, 20), *gc = graph_of(s, c, 2, &L, 30);
+        EXPECT_EQ_INT(s->nnodes, 7);
+        EXPECT_EQ_INT(s->nlive, 6);
+        enc_store_drop_graph(s, gc, 1);
+        enc_store_drop_graph(s, gb, 1);
+        EXPECT_EQ_INT(s->nlive, 3); /* 1, 2, 3: shared 1, 2 stay alive with a */
+        EXPECT_EQ_INT(enc_store_compact(s, 1), 1);
+        EXPECT_EQ_INT(s->nnodes, 4);
+        EXPECT_EQ_INT(s->nlive, 3);
+        EXPECT_EQ_INT(walk(s, a, 3), ga->node);
+        EXPECT(s->nodes[ga->node].graphs == ga);
+        EXPECT_EQ_INT(walk(s, c, 1), ENC_NO_NODE);
+        EXPECT_EQ_INT(s->ngraphs, 1);
+        free_store(s);
+    }
+
+    TEST("store: compacting waits until more than half of the trie is dead, unless forced") {
+        enc_store *s = new_store();
+        static enc_layout L;
+        uint64_t a[3] = {1, 2, 3}, b[2] = {7, 8};
+        graph_of(s, a, 3, &L, 10);
+        enc_graph *gb = graph_of(s, b, 2, &L, 20);
+        enc_store_drop_graph(s, gb, 1); /* 2 of 5 nodes dead */
+        EXPECT_EQ_INT(enc_store_compact(s, 0), 0);
+        EXPECT_EQ_INT(s->nnodes, 6);
+        EXPECT_EQ_INT(enc_store_compact(s, 1), 1);
+        EXPECT_EQ_INT(s->nnodes, 4);
+        EXPECT_EQ_INT(enc_store_compact(s, 1), 0); /* nothing dead */
+        free_store(s);
+    }
+
+    TEST("store: a trie that shrank gives its memory back") {
+        enc_store *s = new_store();
+        static enc_layout L;
+        enc_graph *gs[300];
+        for (uint64_t k = 0; k < 300; k++) {
+            uint64_t seq[3] = {1000 + k, 2000 + k, 3000 + k};
+            gs[k] = graph_of(s, seq, 3, &L, 10 + k);
+        }
+        uint32_t cap = s->cap_nodes, slots = s->child_cap;
+        for (int k = 1; k < 300; k++) enc_store_drop_graph(s, gs[k], 1);
+        EXPECT_EQ_INT(enc_store_compact(s, 0), 1);
+        EXPECT(s->cap_nodes < cap && s->child_cap < slots);
+        EXPECT(s->child_cap >= 2 * s->nnodes);
+        uint64_t first[3] = {1000, 2000, 3000};
+        EXPECT_EQ_INT(walk(s, first, 3), gs[0]->node);
+        free_store(s);
+    }
+
+    TEST("store: graphs naming a retired layout are dropped, and their candidates count again") {
+        enc_store *s = new_store();
+        static enc_layout kept, gone;
+        gone.retired = 1;
+        uint64_t a[2] = {1, 2}, b[2] = {1, 3};
+        enc_graph *ga = graph_of(s, a, 2, &kept, 10);
+        graph_of(s, b, 2, &gone, 20);
+        enc_candidate *cb = enc_cand_find(s->cands, 20, 1);
+        cb->count = 2;
+        cb->state = ENC_CAND_CAPTURED;
+        EXPECT_EQ_INT(enc_store_drop_retired(s), 1);
+        EXPECT_EQ_INT(s->ngraphs, 1);
+        EXPECT(s->nodes[walk(s, a, 2)].graphs == ga);
+        EXPECT(s->nodes[walk(s, b, 2)].graphs == NULL);
+        EXPECT_EQ_INT(cb->state, ENC_CAND_COUNTING);
+        EXPECT_EQ_INT(cb->count, 0);
         free_store(s);
     }
 
