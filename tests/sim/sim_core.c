@@ -27,7 +27,11 @@ atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
 atomic_ullong g_stat_faults, g_stat_prio_kernels;
 atomic_llong g_stat_prio_sum, g_stat_execs_live;
 atomic_ullong g_stat_apw_kernels, g_stat_apw_bytes, g_stat_domain_kernels;
-__thread sim_stream *sim_t_running;
+/* Initial-exec: the stream workers (detached threads) touch no dynamically
+ * allocated TLS block, whose reuse by glibc after they exit ThreadSanitizer
+ * cannot see (it reported it as a race once encore destroyed side streams,
+ * and so ended their workers, at every thread exit). */
+__thread sim_stream *sim_t_running __attribute__((tls_model("initial-exec")));
 
 #define CTX_MAGIC 0x43545821
 

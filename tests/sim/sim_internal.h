@@ -294,7 +294,7 @@ static inline CUresult sim_ctx_sticky(const sim_ctx *c) {
     return c ? (CUresult)atomic_load(&c->sticky) : CUDA_SUCCESS;
 }
 /* the stream whose work this worker thread runs (NULL elsewhere) */
-extern __thread sim_stream *sim_t_running;
+extern __thread sim_stream *sim_t_running __attribute__((tls_model("initial-exec")));
 
 /* ---- the handle registry, walked: calls fn for every handle of `type`
  * (collected first: fn may add or delete handles) ---- */
