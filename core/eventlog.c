@@ -4,7 +4,7 @@
  * appended with one write(2) each (O_APPEND), so several threads and several
  * processes may share a file. Every line has
  *   "event"  one of start, capture, capture_failure, divergence, evict,
- *            warning, summary
+ *            hold_given_up, hold_resumed, warning, summary
  *   "time"   Unix time in seconds (microsecond resolution)
  *   "pid"    the process that wrote it
  * and then, per event:
@@ -28,6 +28,10 @@
  *                    left out since the previous one written: the first 5 of
  *                    each kind are written, then at most one a second)
  *   evict            "seq", "hits" (replays of the evicted graph)
+ *   hold_given_up    "first_kernel" (of the sequences starting there),
+ *                    "replayed" (of the last "holds" there), "skip"
+ *                    (sequences run eagerly there before the next try)
+ *   hold_resumed     "first_kernel", "why" (back-off | new graph)
  *   warning          "message" (the text printed on stderr, no prefix)
  *   summary          the numbers of the report table (written by
  *                    core/report.c, one list of fields for both):
@@ -42,6 +46,8 @@
  *                    "flushes_by_call" {<CUDA entry point>: count} (the
  *                    calls that issued held launches most often, at most 5),
  *                    "calls" {pass, launch, flush_stream, flush_all},
+ *                    "holds", "holds_replayed", "held_unpaid_ns",
+ *                    "holds_given_up", "holds_resumed",
  *                    "deferred_ns", "deferred_samples", "disabled" (0/1),
  *                    "top_sequences" [{seq, length, hits, saved, kernels[],
  *                    evicted}] ordered by saved = (length - 1) * hits,
@@ -429,5 +435,23 @@ void enc_report_event_capture_failure(uint64_t seq_id, const char *what, int cud
     enc_json_kv_u64(&j, "seq", seq_id);
     enc_json_kv_str(&j, "what", what, ENC_JSON_MSG_MAX);
     enc_json_kv_i64(&j, "cuda_error", cuda_error);
+    enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
+}
+
+void enc_report_event_hold(const char *event, const char *first_kernel, uint32_t replayed, uint32_t holds,
+                           uint32_t skip, const char *why) {
+    int fd = enc_eventlog_fd(1);
+    if (fd < 0) return;
+    char buf[ENC_EVENT_BUF];
+    enc_json j;
+    enc_eventlog_begin(&j, buf, sizeof buf, event, enc_now_unix(), (int)getpid());
+    if (first_kernel) enc_json_kv_str(&j, "first_kernel", first_kernel, ENC_JSON_NAME_MAX);
+    if (why) {
+        enc_json_kv_str(&j, "why", why, 32);
+    } else {
+        enc_json_kv_u64(&j, "replayed", replayed);
+        enc_json_kv_u64(&j, "holds", holds);
+        enc_json_kv_u64(&j, "skip", skip);
+    }
     enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
 }

@@ -50,6 +50,20 @@ void enc_event_graph_hit(const enc_graph *g, uint32_t n, int patched) {
     ENC_TSTAT_ADD(launches_replayed, n);
 }
 
+void enc_event_hold_given_up(const enc_layout *L, uint32_t replayed, uint32_t holds, uint32_t skip) {
+    const char *name = L ? L->name : NULL;
+    enc_report_event_hold("hold_given_up", name, replayed, holds, skip, NULL);
+    ENC_DEBUG("holding at sequences starting with %s given up (%u of the last %u holds replayed); the next %u run "
+              "eagerly",
+              name ? name : "-", replayed, holds, skip);
+}
+
+void enc_event_hold_resumed(const enc_layout *L, const char *why) {
+    const char *name = L ? L->name : NULL;
+    enc_report_event_hold("hold_resumed", name, 0, 0, 0, why);
+    ENC_DEBUG("holding at sequences starting with %s tried again (%s)", name ? name : "-", why);
+}
+
 void enc_event_disabled(const char *why) {
     enc_log(ENC_LOG_WARN, "%s; encore switches itself off and passes every call through from now on", why);
     enc_stats_set_disabled();

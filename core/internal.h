@@ -148,6 +148,14 @@ typedef struct enc_trie_node {
     unsigned grid[3], block[3], smem;
     enc_graph *graphs; /* graphs whose sequence ends here */
     uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
+    /* The hold rule (hold.c), kept at the root's children (where holds
+     * start): the last holds from here, and whether holding here was given
+     * up (hold_skip: sequences still to begin here eagerly before trying again). */
+    uint32_t hold_skip;
+    uint8_t hold_fails;   /* holds in a row that did not replay */
+    uint8_t hold_hist;    /* the last holds, newest in bit 0: 1 replayed */
+    uint8_t hold_n;       /* holds in hold_hist (at most 8) */
+    uint8_t hold_backoff; /* times given up (the back-off's exponent) */
 } enc_trie_node;
 
 enum enc_cand_state {
@@ -219,8 +227,9 @@ typedef struct enc_stream_state {
     int mixed_prio;
 
     /* holding */
-    int held;      /* atomic: read without the lock */
-    uint32_t node; /* the trie node the held launches reached */
+    int held;            /* atomic: read without the lock */
+    uint32_t node;       /* the trie node the held launches reached */
+    uint32_t hold_start; /* the root's child the hold started at (hold.c) */
     uint64_t held_since;
     uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
 
@@ -404,6 +413,21 @@ void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why
  * there), then release. */
 void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note);
 
+/* ---- hold.c: hold only where holding pays ------------------------------------------ */
+
+/* A hold that ends without a replay costs (the GPU may idle while launches
+ * wait); a start (a root child of the trie) whose holds keep ending so is
+ * given up for a while: launches that would begin a hold there run eagerly. */
+int enc_hold_skip_slow(enc_stream_state *st, uint32_t start);
+/* May a hold start at root child `start` now? (counts a sequence seen there while given up) */
+static inline int enc_hold_admits(enc_stream_state *st, uint32_t start) {
+    return __builtin_expect(st->store.nodes[start].hold_skip == 0, 1) || enc_hold_skip_slow(st, start);
+}
+/* The hold that started at st->hold_start ended, with a replay or not (with st->mu held). */
+void enc_hold_outcome(enc_stream_state *st, int replayed);
+/* A graph was captured at `node`: holding at its sequence's start is tried afresh. */
+void enc_hold_new_graph(enc_store *s, uint32_t node);
+
 /* ---- validate.c: what a held launch must keep; function attribute changes -------- */
 
 /* A device's launch limits, read once per device. */
@@ -485,5 +509,9 @@ void enc_event_graph_evicted(const enc_graph *g);
 /* g was launched in place of n held launches (patched: arguments patched in first). */
 void enc_event_graph_hit(const enc_graph *g, uint32_t n, int patched);
 void enc_event_disabled(const char *why);
+/* Holding at a start whose first launch is of `L` was given up (skip: sequences it runs eagerly before the next
+ * try), or resumed (`why`: "back-off" or "new graph"). */
+void enc_event_hold_given_up(const enc_layout *L, uint32_t replayed, uint32_t holds, uint32_t skip);
+void enc_event_hold_resumed(const enc_layout *L, const char *why);
 
 #endif

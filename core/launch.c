@@ -166,11 +166,12 @@ static int start_holding(enc_stream_state *st) {
         __atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED))
         return 0;
     uint32_t c = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
-    if (c == ENC_NO_NODE || !enc_launch_valid(st, &st->seq.recs[0]) ||
+    if (c == ENC_NO_NODE || !enc_hold_admits(st, c) || !enc_launch_valid(st, &st->seq.recs[0]) ||
         (st->kind == ENC_STREAM_PER_THREAD && !enc_stream_hold_ok(st)))
         return 0;
     __atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);
     st->node = c;
+    st->hold_start = c;
     enc_record_commit(&st->seq);
     st->held_since = enc_now_ns();
     __atomic_fetch_add(&enc_n_held, 1, __ATOMIC_RELAXED);

@@ -228,11 +228,14 @@ static int issue_at_flush_point(enc_stream_state *st, enum enc_flush_reason why)
 }
 
 void enc_release_at_flush_point(enc_stream_state *st, enum enc_flush_reason why) {
-    if (stop_holding(st)) issue_at_flush_point(st, why);
+    if (stop_holding(st)) enc_hold_outcome(st, issue_at_flush_point(st, why));
 }
 
 void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
-    if (stop_holding(st) && issue_at_flush_point(st, why)) st->seq.fully_replayed = 1;
+    if (!stop_holding(st)) return;
+    int replayed = issue_at_flush_point(st, why);
+    if (replayed) st->seq.fully_replayed = 1;
+    enc_hold_outcome(st, replayed);
 }
 
 void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note) {
@@ -245,5 +248,7 @@ void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_lay
                              st->seq.n);
     }
     stop_holding(st);
-    if (replay_held(st) != REPLAYED) issue_held_eagerly(st); /* a graph ending here may still match */
+    int replayed = replay_held(st) == REPLAYED; /* a graph ending here may still match */
+    if (!replayed) issue_held_eagerly(st);
+    enc_hold_outcome(st, replayed);
 }

@@ -105,6 +105,11 @@ void enc_stats_snapshot(enc_summary *s) {
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
         s->deferred_ns += RD(deferred_ns);
         s->deferred_samples += RD(deferred_samples);
+        s->holds += RD(holds);
+        s->holds_replayed += RD(holds_replayed);
+        s->held_unpaid_ns += RD(held_unpaid_ns);
+        s->holds_given_up += RD(holds_given_up);
+        s->holds_resumed += RD(holds_resumed);
         for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);
 #undef RD
     }

@@ -32,7 +32,12 @@ typedef struct enc_summary {
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
     uint64_t deferred_ns; /* CPU time spent in the deferring launch path (sampled) */
     uint64_t deferred_samples;
-    int disabled; /* encore switched itself off after an internal failure */
+    uint64_t holds;          /* holds that ended (core/hold.c) */
+    uint64_t holds_replayed; /* of those, in a replay */
+    uint64_t held_unpaid_ns; /* time launches were held in holds that did not replay */
+    uint64_t holds_given_up; /* times holding at a start was given up */
+    uint64_t holds_resumed;  /* times it was tried again (back-off, or a new graph there) */
+    int disabled;            /* encore switched itself off after an internal failure */
 } enc_summary;
 
 /* One captured sequence (its graph), for the report's top list. */
@@ -71,6 +76,7 @@ typedef struct enc_tstats {
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
     uint64_t deferred_ns, deferred_samples;
+    uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
     int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */
     struct enc_tstats *next;
 } enc_tstats;

@@ -143,6 +143,7 @@ static void hang(enc_store *s, enc_graph *g) {
 void enc_store_add_graph(enc_store *s, enc_graph *g) {
     g->last_used = enc_now_ns();
     hang(s, g);
+    enc_hold_new_graph(s, g->node);
     __atomic_store_n(&s->ngraphs, s->ngraphs + 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&enc_n_graphs, 1, __ATOMIC_RELAXED);
 }

@@ -34,6 +34,7 @@ enum enc_opt_type {
     X(max_graphs,     "ENCORE_MAX_GRAPHS",        ENC_OPT_INT,      "1024",   1, 1000000,     "graphs kept at most; the least recently used is evicted") \
     X(flush_deadline, "ENCORE_FLUSH_DEADLINE",    ENC_OPT_DURATION, "200us",  1, 10000000,    "held launches are issued after this long even if no CUDA call comes") \
     X(patch,          "ENCORE_PATCH",             ENC_OPT_BOOL,     "0",      0, 1,           "experimental: when only some launches of a captured sequence come with other arguments, patch those into the graph and replay it instead of running the sequence eagerly") \
+    X(hold_rule,      "ENCORE_HOLD_RULE",         ENC_OPT_BOOL,     "1",      0, 1,           "stop holding launches at a sequence start where holds keep ending without a replay (4 in a row, or fewer than half of the last 8); try again after 8, 16, ... up to 4096 sequences there") \
     X(max_gap,        "ENCORE_MAX_GAP",           ENC_OPT_DURATION, "10us",   1, 10000000,    "a stream whose launches come further apart than this on average is not held back (its host work, not launching, sets the pace)") \
     X(include,        "ENCORE_INCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "only sequences whose kernels all match one of these comma-separated name patterns (fnmatch) are captured") \
     X(exclude,        "ENCORE_EXCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "sequences containing a kernel matching one of these comma-separated patterns are never captured") \

@@ -25,10 +25,13 @@ EVENT_KEYS = {
     "capture_failure": {"seq", "what", "cuda_error"},
     "divergence": {"kind", "expected", "got", "arg_index", "position", "count", "n", "suppressed"},
     "evict": {"seq", "hits"},
+    "hold_given_up": {"replayed", "holds", "skip"},
+    "hold_resumed": {"why"},
     "warning": {"message"},
     "summary": {"version", "launches_seen", "launches_replayed", "launches_eager", "replay_pct",
                 "graphs_captured", "graph_launches", "graph_launches_patched", "graphs_evicted", "capture_failures", "divergences",
-                "divergences_by_kind", "flushes", "flushes_by_call", "calls", "deferred_ns", "deferred_samples", "disabled",
+                "divergences_by_kind", "flushes", "flushes_by_call", "calls", "holds", "holds_replayed",
+                "held_unpaid_ns", "holds_given_up", "holds_resumed", "deferred_ns", "deferred_samples", "disabled",
                 "top_sequences", "top_divergences"},
 }
 DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "config",
@@ -43,7 +46,10 @@ TOP_LABELS = {"kernel launches seen": "launches_seen", "replayed through graphs"
               "launched eagerly (one by one)": "launches_eager", "graphs captured": "graphs_captured",
               "graph launches (replays)": "graph_launches", "with arguments patched in": "graph_launches_patched",
               "evicted (ENCORE_MAX_GRAPHS)": "graphs_evicted",
-              "capture failures": "capture_failures", "divergences": "divergences"}
+              "capture failures": "capture_failures", "divergences": "divergences",
+              "holds (held launches released)": "holds", "ended in a replay": "holds_replayed",
+              "given up where holds did not pay": "holds_given_up",
+              "tried again later": "holds_resumed"}
 WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "short"}
 
 

@@ -87,6 +87,7 @@ static const struct good goods[] = {
     {"ENCORE_STATS", "1", 1, NULL},
     {"ENCORE_WRAP_PASS", "yes", 1, NULL},
     {"ENCORE_PATCH", "on", 1, NULL},
+    {"ENCORE_HOLD_RULE", "off", 0, NULL},
 };
 
 /* ---- bad values of every non-string row --------------------------------------- */
@@ -116,6 +117,7 @@ static const struct bad bads[] = {
     {"ENCORE_STATS", "enable", "ENCORE_STATS=enable is not a valid boolean"},
     {"ENCORE_WRAP_PASS", "2", "ENCORE_WRAP_PASS=2 is not a valid boolean"},
     {"ENCORE_PATCH", "sometimes", "ENCORE_PATCH=sometimes is not a valid boolean"},
+    {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
 };
 
 /* ---- threads ------------------------------------------------------------------------ */
@@ -134,7 +136,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 17);
+        EXPECT_EQ_INT(enc_option_count, 18);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.stats, 0);
         EXPECT_EQ_INT(enc_opt.wrap_pass, 0);
         EXPECT_EQ_INT(enc_opt.patch, 0);
+        EXPECT_EQ_INT(enc_opt.hold_rule, 1);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);

@@ -1,0 +1,99 @@
+/* encore: hold only where holding pays.
+ *
+ * Holding launches pays when the hold ends in a replay (one graph launch for
+ * many); a hold that ends otherwise (the held launches diverged from every
+ * graph, or a flush point came before a graph's sequence was complete) only
+ * delayed them: the GPU may have idled meanwhile. So each start of a hold
+ * (a child of the trie's root: the first launch of some graph's sequence)
+ * keeps its last holds' outcomes, and when they do not pay, holding there is
+ * given up for a while:
+ *   - given up after HOLD_FAILS_MAX holds in a row without a replay, or when
+ *     fewer than half of the last HOLD_WINDOW holds replayed;
+ *   - while given up, sequences that begin there run eagerly (they are still
+ *     recorded and counted towards capture: learning goes on);
+ *   - after BACKOFF_FIRST << k such sequences (k: the times given up before,
+ *     capped at BACKOFF_MAX_SHIFT) one hold is tried again, and one more
+ *     failure gives up again;
+ *   - a new graph captured from that start, or HOLD_WINDOW replays in a row,
+ *     forgets the back-off.
+ * A program that never repeats so converges to pass-through cost (one probe
+ * per up to 4096 sequences), and one that starts repeating later is picked up
+ * again (at once when it captures a new graph). ENCORE_HOLD_RULE=0 holds
+ * wherever a graph's sequence begins, as before the rule. The state lives in
+ * the trie nodes (enc_trie_node); compacting the trie starts it afresh.
+ * Everything here runs with the stream's mutex held. */
+#define _GNU_SOURCE
+#include "base/log.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+#define HOLD_FAILS_MAX 4     /* holds in a row without a replay: give up */
+#define HOLD_WINDOW 8        /* the last holds kept (bits of hold_hist) */
+#define HOLD_MIN_PAID 4      /* ... of which fewer replayed than this: give up */
+#define BACKOFF_FIRST 8u     /* sequences run eagerly after the first give-up */
+#define BACKOFF_MAX_SHIFT 9u /* ... doubling with each give-up, up to 8 << 9 = 4096 */
+
+static const enc_layout *start_layout(const enc_trie_node *t) { return enc_layout_cached(t->f); }
+
+/* A sequence begins at a given-up start: 1 if it is the one to try again. */
+int enc_hold_skip_slow(enc_stream_state *st, uint32_t start) {
+    enc_trie_node *t = &st->store.nodes[start];
+    if (--t->hold_skip != 0) return 0;
+    t->hold_fails = HOLD_FAILS_MAX - 1; /* a probe: one more failure gives up again */
+    t->hold_hist = 0;
+    t->hold_n = 0;
+    ENC_TSTAT_ADD(holds_resumed, 1);
+    enc_event_hold_resumed(start_layout(t), "back-off");
+    return 1;
+}
+
+static void give_up(enc_trie_node *t) {
+    uint32_t k = t->hold_backoff < BACKOFF_MAX_SHIFT ? t->hold_backoff : BACKOFF_MAX_SHIFT;
+    t->hold_skip = BACKOFF_FIRST << k;
+    if (t->hold_backoff < 255) t->hold_backoff++;
+    ENC_TSTAT_ADD(holds_given_up, 1);
+    enc_event_hold_given_up(start_layout(t), (uint32_t)__builtin_popcount(t->hold_hist), t->hold_n, t->hold_skip);
+    t->hold_fails = 0;
+    t->hold_hist = 0;
+    t->hold_n = 0;
+}
+
+void enc_hold_outcome(enc_stream_state *st, int replayed) {
+    ENC_TSTAT_ADD(holds, 1);
+    if (replayed) {
+        ENC_TSTAT_ADD(holds_replayed, 1);
+    } else {
+        uint64_t now = enc_now_ns();
+        ENC_TSTAT_ADD(held_unpaid_ns, now > st->held_since ? now - st->held_since : 0);
+    }
+    uint32_t start = st->hold_start;
+    if (!enc_opt.hold_rule || start == ENC_TRIE_ROOT || start >= st->store.nnodes) return;
+    enc_trie_node *t = &st->store.nodes[start];
+    if (t->parent != ENC_TRIE_ROOT) return; /* the trie was rebuilt meanwhile */
+    t->hold_hist = (uint8_t)((t->hold_hist << 1) | (replayed ? 1 : 0));
+    if (t->hold_n < HOLD_WINDOW) t->hold_n++;
+    if (replayed) {
+        t->hold_fails = 0;
+        if (t->hold_n == HOLD_WINDOW && t->hold_hist == 0xff) t->hold_backoff = 0; /* pays steadily again */
+        return;
+    }
+    if (t->hold_fails < 255) t->hold_fails++;
+    if (t->hold_fails >= HOLD_FAILS_MAX ||
+        (t->hold_n == HOLD_WINDOW && __builtin_popcount(t->hold_hist) < HOLD_MIN_PAID))
+        give_up(t);
+}
+
+void enc_hold_new_graph(enc_store *s, uint32_t node) {
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return;
+    while (s->nodes[node].parent != ENC_TRIE_ROOT) node = s->nodes[node].parent;
+    enc_trie_node *t = &s->nodes[node];
+    if (t->hold_skip) {
+        ENC_TSTAT_ADD(holds_resumed, 1);
+        enc_event_hold_resumed(start_layout(t), "new graph");
+    }
+    t->hold_skip = 0;
+    t->hold_fails = 0;
+    t->hold_hist = 0;
+    t->hold_n = 0;
+    t->hold_backoff = 0;
+}

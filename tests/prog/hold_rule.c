@@ -1,0 +1,81 @@
+/* Hold only where holding pays (core/hold.c): a sequence that was captured
+ * and then diverges at its last launch every iteration (a step counter
+ * there) is held to its end and released eagerly each time, so encore gives
+ * up holding at its start after a few such holds.
+ *
+ *   prog_hold_rule MODE [iterations (default 200)]
+ *
+ * Sequence A: add(y, x) stamp(y) axpy(x, y, 3) mix(x, salt); then x is
+ * copied back (a flush point). Its first WARMUP iterations use salt 0 (A is
+ * captured and replays), then:
+ *   diverge    salt = the iteration: every hold of A diverges at its end
+ *   later      salt = the iteration for `iterations`, then salt 0 again for
+ *              as many: the graph of A matches again, and the back-off's
+ *              next try finds it
+ *   new-graph  the same, but salt 1 from then on: a new graph of A is
+ *              captured, and holding at A's start is tried again at once
+ *   mostly     salt = the iteration in two iterations of three, else 0:
+ *              never 4 failed holds in a row, but only one in three replays
+ *   beside     salt = the iteration, and after each A, on the same stream,
+ *              sequence B: copy(y, x) add(x, y) mix(y, 3), the same every
+ *              iteration (then y is copied back): B keeps replaying
+ * The values depend on every launch, so a replay of a stale graph changes
+ * the printed checksums. */
+#include "prog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 1024u
+#define WARMUP 4
+
+static void sequence_a(const prog_kernels *k, CUstream s, CUdeviceptr x, CUdeviceptr y, uint32_t salt) {
+    k_add(k, s, y, x, N);
+    k_stamp(k, s, y, N);
+    k_axpy(k, s, x, y, 3, N);
+    k_mix(k, s, x, salt, N);
+}
+
+static void sequence_b(const prog_kernels *k, CUstream s, CUdeviceptr x, CUdeviceptr y) {
+    k_copy(k, s, y, x, N);
+    k_add(k, s, x, y, N);
+    k_mix(k, s, y, 3, N);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    int iterations = argc > 2 ? atoi(argv[2]) : 200;
+    int diverge = !strcmp(mode, "diverge"), later = !strcmp(mode, "later"), new_graph = !strcmp(mode, "new-graph"),
+        beside = !strcmp(mode, "beside"), mostly = !strcmp(mode, "mostly");
+    if (!diverge && !later && !new_graph && !beside && !mostly)
+        prog_die("usage: prog_hold_rule diverge|later|new-graph|mostly|beside [iterations]");
+    prog_init();
+    prog_kernels k;
+    prog_kernels_load(&k, 0);
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N);
+    k_fill(&k, s, x, 1, N);
+    k_fill(&k, s, y, 2, N);
+
+    int total = WARMUP + iterations * (later || new_graph ? 2 : 1);
+    for (int it = 0; it < total; it++) {
+        uint32_t salt = (uint32_t)it;
+        if (it < WARMUP)
+            salt = 0;
+        else if (it >= WARMUP + iterations)
+            salt = later ? 0 : 1;
+        else if (mostly && it % 3 == 0)
+            salt = 0;
+        sequence_a(&k, s, x, y, salt);
+        unsigned long long hx = prog_hash_dev(s, x, N);
+        printf("iteration %3d salt %3u x %016llx", it, salt, hx);
+        if (beside) {
+            sequence_b(&k, s, x, y);
+            printf(" y %016llx", (unsigned long long)prog_hash_dev(s, y, N));
+        }
+        printf("\n");
+    }
+    prog_report_launches();
+    return 0;
+}
