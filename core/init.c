@@ -15,6 +15,7 @@
 int enc_active;
 int enc_initialized;
 int enc_switched_off;
+int enc_counting_only;
 void (*enc_audit_enter)(void);
 void (*enc_audit_leave)(void);
 
@@ -94,6 +95,10 @@ static void init_once_fn(void) {
         enc_report_init();
         if (enc_opt.print_config) enc_options_print();
         int active = enc_opt.enabled;
+        if (!active) { /* ENCORE=0: a baseline that still counts the launches it passes through */
+            __atomic_store_n(&enc_counting_only, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&enc_switched_off, 1, __ATOMIC_RELAXED);
+        }
         if (active && enc_driver_resolve() != 0) active = 0;
         find_audit_hooks();
         atexit(at_exit);
