@@ -25,6 +25,8 @@ extern int enc_counting_only;
 
 /* Start-up: options, report, driver look-ups. Idempotent and thread-safe. */
 void enc_core_init(void);
+/* cuInit returned r != CUDA_SUCCESS: one warning when that means no usable device or driver. */
+void enc_core_driver_init_failed(CUresult r);
 static inline void enc_core_ensure_init(void) {
     if (__builtin_expect(!__atomic_load_n(&enc_initialized, __ATOMIC_ACQUIRE), 0)) enc_core_init();
 }
