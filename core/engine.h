@@ -19,9 +19,14 @@ extern int enc_initialized;
 /* 1 once encore switched itself off (enc_core_disable): launches are still
  * counted (seen, eager), so that the report accounts for every one. */
 extern int enc_switched_off;
+/* 1 with ENCORE=0: nothing is deferred, but the hooks are still handed out
+ * (dlsym, cuGetProcAddress) so that every launch is counted (switched off). */
+extern int enc_counting_only;
 
 /* Start-up: options, report, driver look-ups. Idempotent and thread-safe. */
 void enc_core_init(void);
+/* cuInit returned r != CUDA_SUCCESS: one warning when that means no usable device or driver. */
+void enc_core_driver_init_failed(CUresult r);
 static inline void enc_core_ensure_init(void) {
     if (__builtin_expect(!__atomic_load_n(&enc_initialized, __ATOMIC_ACQUIRE), 0)) enc_core_init();
 }

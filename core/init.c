@@ -15,6 +15,7 @@
 int enc_active;
 int enc_initialized;
 int enc_switched_off;
+int enc_counting_only;
 void (*enc_audit_enter)(void);
 void (*enc_audit_leave)(void);
 
@@ -58,6 +59,16 @@ static void at_exit_before_driver(void) {
     ENC_GUARDED enc_core_flush_all(ENC_FLUSH_EXIT);
 }
 
+/* cuInit failed in a way that means there is no usable GPU or driver: the
+ * program's own error follows; encore says once why it does nothing. */
+void enc_core_driver_init_failed(CUresult r) {
+    if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ||
+        r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)
+        ENC_WARN_ONCE("cuInit failed (%s): no usable CUDA device or driver here; encore passes everything through",
+                      r == CUDA_ERROR_NO_DEVICE ? "CUDA_ERROR_NO_DEVICE"
+                                                : "the driver does not match this system or device");
+}
+
 void enc_core_driver_initialized(CUresult r) {
     static int registered;
     if (r != CUDA_SUCCESS || __atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL)) return;
@@ -94,7 +105,15 @@ static void init_once_fn(void) {
         enc_report_init();
         if (enc_opt.print_config) enc_options_print();
         int active = enc_opt.enabled;
-        if (active && enc_driver_resolve() != 0) active = 0;
+        if (!active) { /* ENCORE=0: a baseline that still counts the launches it passes through */
+            __atomic_store_n(&enc_counting_only, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&enc_switched_off, 1, __ATOMIC_RELAXED);
+        }
+        if (active && enc_driver_resolve() != 0) {
+            active = 0;
+            if (!enc_libcuda())
+                enc_log(ENC_LOG_WARN, "no CUDA driver (libcuda.so.1) found; encore passes everything through");
+        }
         find_audit_hooks();
         atexit(at_exit);
         pthread_atfork(NULL, NULL, after_fork_in_child);

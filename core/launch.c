@@ -219,8 +219,9 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     return record_then_hold_or_issue(st, l, L);
 }
 
-/* encore switched itself off: counted, as every launch the program makes, and issued. */
+/* encore switched itself off (or ENCORE=0): counted, as every launch the program makes, and issued. */
 static CUresult count_after_switch_off(const enc_launch *l) {
+    enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
     ENC_TSTAT_ADD(launches_eager, 1);

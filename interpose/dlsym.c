@@ -25,7 +25,7 @@
 static void *interpose_symbol(const char *name, void *real) {
     if (name[0] != 'c' || name[1] != 'u' || enc_is_ours(real) || !enc_in_libcuda(real)) return real;
     enc_interpose_ensure_init();
-    if (!enc_active) return real; /* ENCORE=0 or switched off */
+    if (!enc_active && !enc_counting_only) return real; /* switched off (ENCORE=0 still counts launches) */
     int i = enc_find_export(name);
     if (i >= 0) {
         void *expected = NULL;

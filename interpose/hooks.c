@@ -213,6 +213,8 @@ CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult resu
         pending_result = CUDA_SUCCESS;
     }
     if (enc_entry_class[entry] == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_end();
+    if (__builtin_expect(result != CUDA_SUCCESS, 0) && (enc_entry_flags[entry] & ENC_F_INIT))
+        enc_core_driver_init_failed(result);
     if (!enc_active) return result;
     uint16_t flags = enc_entry_flags[entry];
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);

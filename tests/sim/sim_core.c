@@ -250,6 +250,8 @@ static void register_teardown(void) {
 CUresult cuInit(unsigned int Flags) {
     static pthread_once_t fork_once = PTHREAD_ONCE_INIT, teardown_once = PTHREAD_ONCE_INIT;
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    const char *fail = getenv("SIMCUDA_INIT_RESULT"); /* a machine without a usable GPU: e.g. 100 (NO_DEVICE) */
+    if (fail && atoi(fail) != 0) return (CUresult)atoi(fail);
     if (atomic_load(&g_forked_child)) return CUDA_ERROR_NOT_INITIALIZED;
     if (atomic_load(&g_torn_down)) return CUDA_ERROR_DEINITIALIZED;
     pthread_once(&fork_once, register_fork_handler);

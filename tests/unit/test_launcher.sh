@@ -62,7 +62,18 @@ run -- --lib "$lib" --frobnicate -- env
 check "launcher: unknown option -> exit 2" "$([ $rc -eq 2 ] && grep -q "unknown option --frobnicate" <<<"$out"; echo $?)" "rc=$rc $out"
 
 run -- --lib "$lib" --min-repeats
-check "launcher: option without its value -> exit 2" "$([ $rc -eq 2 ] && grep -q -- "--min-repeats needs a value" <<<"$out"; echo $?)" "rc=$rc $out"
+check "launcher: option without its value -> exit 2" "$([ $rc -eq 2 ] && grep -q -- "missing value for --min-repeats" <<<"$out"; echo $?)" "rc=$rc $out"
+
+# '--' (or the next option) is not taken as the value: every flag that takes one says so
+for f in --min-repeats --max-sequence --min-sequence --max-graphs --deadline --include --exclude --report-file \
+         --log --log-level --lib --max-chunk --min-chunk; do
+    run -- --lib "$lib" "$f" -- env
+    check "launcher: $f -- prog -> exit 2, missing value" \
+        "$([ $rc -eq 2 ] && grep -q -- "missing value for $f" <<<"$out" && ! grep -q "^ENCORE" <<<"$out"; echo $?)" "rc=$rc $out"
+done
+run -- --lib "$lib" --max-sequence --report -- env
+check "launcher: --max-sequence --report -> exit 2, missing value" \
+    "$([ $rc -eq 2 ] && grep -q -- "missing value for --max-sequence" <<<"$out"; echo $?)" "rc=$rc $out"
 
 run -- --lib "$tmp/nope/libencore.so" -- env
 check "launcher: --lib to a missing file -> exit 2" "$([ $rc -eq 2 ] && grep -q "no such file" <<<"$out"; echo $?)" "rc=$rc $out"
