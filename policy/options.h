@@ -27,7 +27,7 @@ enum enc_opt_type {
 /* clang-format off */
 /*  X(field,          env name,                   type,             default,  min, max,      help) */
 #define ENC_OPTIONS(X)                                                                                   \
-    X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 makes encore a pure pass-through") \
+    X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 passes every call through, still counting launches for the report") \
     X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "2",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
     X(max_sequence,     "ENCORE_MAX_SEQUENCE",      ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into several sequences (old name: ENCORE_MAX_CHUNK)") \
     X(min_sequence,     "ENCORE_MIN_SEQUENCE",      ENC_OPT_INT,      "2",      1, 4096,        "shortest launch sequence worth a graph (old name: ENCORE_MIN_CHUNK)") \
