@@ -7,11 +7,12 @@
  *                                               capture modes with fork/join,
  *                                               sticky errors, attribute limits,
  *                                               module unload, context reset
- * The rules section is not recorded on a GPU yet: sim.probe_rules compares it
- * with sim_probe.rules.expected.txt, where each answer not certain from the
- * CUDA documentation carries a "# guess" comment. Record it on a GPU with
+ * The rules section was recorded on an H100 with driver 580 on 2026-11-23
+ * (sim_probe.rules.driver580.txt). sim.probe_rules compares the simulator's
+ * answers with sim_probe.rules.expected.txt: the recorded answers, except
+ * where a comment says the simulator differs and why ("# differs"), and a
+ * "# guess" comment where a line was not recorded. Record again with
  *   ./sim_probe ptx rules > sim_probe.rules.driver<version>.txt
- * and replace the expected file (the comments go).
  * It loads libcuda.so.1 (or $PROBE_LIBCUDA) with dlopen. The test sim.probe
  * runs it on the simulator and compares with sim_probe.driver580.txt, the
  * output of a real NVIDIA H100 with driver 580.159.04 (CUDA 13.0). After
