@@ -47,13 +47,21 @@ static int recordable(const enc_layout *L, const enc_launch *l) {
 static void legacy_order(enc_stream_state *st) {
     int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
     if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return; /* only st itself */
-    if (st->kind == ENC_STREAM_EXPLICIT && !st->blocking) return;
+    /* Other threads may be setting a state up meanwhile (state_query, under
+     * its lock): these fields are read atomically, without it. */
+    int kind = __atomic_load_n(&st->kind, __ATOMIC_RELAXED);
+    CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED);
+    if (kind == ENC_STREAM_EXPLICIT && !__atomic_load_n(&st->blocking, __ATOMIC_RELAXED)) return;
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
-        if (o == st || !__atomic_load_n(&o->held, __ATOMIC_RELAXED) || o->ctx != st->ctx) continue;
-        int relevant = st->kind == ENC_STREAM_LEGACY ? (o->kind != ENC_STREAM_EXPLICIT || o->blocking)
-                                                     : o->kind == ENC_STREAM_LEGACY;
+        if (o == st || !__atomic_load_n(&o->held, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&o->ctx, __ATOMIC_RELAXED) != ctx)
+            continue;
+        int okind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
+        int relevant = kind == ENC_STREAM_LEGACY
+                           ? (okind != ENC_STREAM_EXPLICIT || __atomic_load_n(&o->blocking, __ATOMIC_RELAXED))
+                           : okind == ENC_STREAM_LEGACY;
         if (!relevant) continue;
         pthread_mutex_lock(&o->mu);
         enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);

@@ -62,24 +62,28 @@ static void state_free(enc_stream_state *st) {
 }
 
 /* Ask the driver what a new state's stream is (blocking or not, its context). */
+/* kind, blocking and ctx are read without the state's lock by other threads'
+ * legacy_order (core/launch.c): they are written whole, atomically, and
+ * never through a passing value. */
 static void state_query(enc_stream_state *st) {
-    st->blocking = 1;
+    int blocking = 1;
     if (st->kind == ENC_STREAM_EXPLICIT) {
         unsigned flags = 0;
         CUcontext c = NULL;
         ENC_GUARDED {
             if (enc_drv.streamGetFlags(st->handle, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING))
-                st->blocking = 0;
-            if (enc_drv.streamGetCtx(st->handle, &c) == CUDA_SUCCESS) st->ctx = c;
+                blocking = 0;
+            if (enc_drv.streamGetCtx(st->handle, &c) == CUDA_SUCCESS) __atomic_store_n(&st->ctx, c, __ATOMIC_RELAXED);
         }
     }
+    __atomic_store_n(&st->blocking, blocking, __ATOMIC_RELAXED);
     __atomic_store_n(&st->needs_init, 0, __ATOMIC_RELAXED);
 }
 
 static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx, pid_t owner) {
-    st->kind = kind;
+    __atomic_store_n(&st->kind, kind, __ATOMIC_RELAXED);
     st->handle = kind == ENC_STREAM_EXPLICIT ? (CUstream)key : NULL;
-    st->ctx = ctx;
+    __atomic_store_n(&st->ctx, ctx, __ATOMIC_RELAXED);
     st->owner = owner;
     __atomic_store_n(&st->needs_init, 1, __ATOMIC_RELAXED);
     st->attrs_differ = 0;
@@ -111,7 +115,9 @@ static void cache_remember(int kind, void *key, CUcontext ctx, enc_stream_state 
 static enc_stream_state *table_find(int n, int kind, void *key, CUcontext ctx, pid_t owner) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *s = enc_states[i];
-        if (!s->dead && s->kind == kind && (kind == ENC_STREAM_EXPLICIT ? s->handle == (CUstream)key : s->ctx == ctx) &&
+        if (!s->dead && __atomic_load_n(&s->kind, __ATOMIC_RELAXED) == kind &&
+            (kind == ENC_STREAM_EXPLICIT ? s->handle == (CUstream)key
+                                         : __atomic_load_n(&s->ctx, __ATOMIC_RELAXED) == ctx) &&
             (kind != ENC_STREAM_PER_THREAD || s->owner == owner))
             return s;
     }
