@@ -77,7 +77,7 @@ static void state_query(enc_stream_state *st) {
         }
     }
     __atomic_store_n(&st->blocking, blocking, __ATOMIC_RELAXED);
-    __atomic_store_n(&st->needs_init, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->needs_init, 0, __ATOMIC_RELEASE); /* publishes blocking and ctx */
 }
 
 static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx, pid_t owner) {
@@ -247,7 +247,7 @@ enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
         if (r != CUDA_SUCCESS || !ctx) return NULL;
     }
     enc_stream_state *st = state_lookup(kind, kind == ENC_STREAM_EXPLICIT ? (void *)s : NULL, ctx, create);
-    if (st && __atomic_load_n(&st->needs_init, __ATOMIC_RELAXED) && create) {
+    if (st && __atomic_load_n(&st->needs_init, __ATOMIC_ACQUIRE) && create) {
         pthread_mutex_lock(&st->mu);
         /* Not while the program captures: asking a capturing stream's flags
          * invalidates a global-mode capture (docs/driver-rules.md). The
