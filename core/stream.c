@@ -174,9 +174,15 @@ static void reclaim_thread_state(enc_stream_state *st) {
         st->join_pending = 0;
         __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
     }
-    if (st->side && enc_drv.streamDestroy) enc_drv.streamDestroy(st->side); /* its work completes first */
-    if (st->ev_start && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_start);
-    if (st->ev_done && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_done);
+    /* Not while the program captures (core/prog_capture.c: encore makes no
+     * driver call of its own then; destroying a stream may synchronise): the
+     * handles are let go, a stream and two events per thread that exits
+     * during a capture. */
+    if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) {
+        if (st->side && enc_drv.streamDestroy) enc_drv.streamDestroy(st->side); /* its work completes first */
+        if (st->ev_start && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_start);
+        if (st->ev_done && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_done);
+    }
     st->side = NULL;
     st->ev_start = st->ev_done = NULL;
     st->dead = 1;
