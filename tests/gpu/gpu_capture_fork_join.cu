@@ -7,8 +7,8 @@
  * copies the result to pinned host memory and adds a host function. The
  * capture ends, the graph is launched ITER times and the sums are printed.
  * A hot loop of small kernels on another, non-blocking stream in a second
- * thread runs all the while (so encore holds launches there during the
- * capture). Every CUDA error ends the program with exit status 1, naming the
+ * thread (its capture interaction mode relaxed) runs all the while (so
+ * encore holds launches there during the capture). Every CUDA error ends the program with exit status 1, naming the
  * call.
  *
  *   gpu_capture_fork_join [global|thread-local|relaxed] */
@@ -50,6 +50,12 @@ static void CUDART_CB on_host(void *arg) { (void)arg; host_calls++; }
 static double hot_sum;
 static void *hot_loop(void *arg) {
     (void)arg;
+    /* This thread synchronises while the main thread may be capturing in
+     * global mode: a correct program relaxes its own interaction mode first
+     * (without it, its syncs invalidate the capture or fail, with or without
+     * encore, depending on timing). */
+    cudaStreamCaptureMode relaxed = cudaStreamCaptureModeRelaxed;
+    CHECK(cudaThreadExchangeStreamCaptureMode(&relaxed));
     cudaStream_t s;
     float *x;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
