@@ -107,6 +107,11 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000);
         ENC_RESOLVE(devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000);
         ENC_RESOLVE(streamGetAttribute, "cuStreamGetAttribute", 11000);
+        ENC_RESOLVE(eventRecordWithFlags, "cuEventRecordWithFlags", 11010);
+        ENC_RESOLVE(memcpyAsync, "cuMemcpyAsync", 4000);
+        ENC_RESOLVE(memsetD8Async, "cuMemsetD8Async", 3020);
+        ENC_RESOLVE(memsetD16Async, "cuMemsetD16Async", 3020);
+        ENC_RESOLVE(memsetD32Async, "cuMemsetD32Async", 3020);
         if (missing) ENC_DEBUG("the driver lacks %s", missing);
         missing = NULL;
         ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */

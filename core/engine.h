@@ -23,6 +23,12 @@ extern int enc_switched_off;
  * (dlsym, cuGetProcAddress) so that every launch is counted (switched off). */
 extern int enc_counting_only;
 
+/* 1 while the program has switched encore off (core/switch.c): launches pass through, counted. */
+extern int enc_paused;
+/* The pseudo entry point "encoreSetActive" (cuGetProcAddress): 0 issues everything held and passes
+ * launches through from then on, 1 resumes learning and replay (core/switch.c). */
+CUresult enc_core_set_active(int active);
+
 /* Start-up: options, report, driver look-ups. Idempotent and thread-safe. */
 void enc_core_init(void);
 /* cuInit returned r != CUDA_SUCCESS: one warning when that means no usable device or driver. */
@@ -47,6 +53,42 @@ typedef struct enc_launch {
 enum { ENC_SHAPE_LK = 0, ENC_SHAPE_EX = 1 };
 
 CUresult enc_core_launch(const enc_launch *l);
+/* A launch while switched off by the program: issued (through `call`) and counted. */
+CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *));
+
+/* A stream operation other than a kernel launch that may become a node of a
+ * captured sequence (core/nodes.c): an event record, a wait on an event, an
+ * asynchronous copy or memset. Its bytes are recorded as they are (zero
+ * what a kind does not use: equal operations must compare equal). */
+enum enc_op_kind { ENC_OP_RECORD = 1, ENC_OP_WAIT, ENC_OP_COPY, ENC_OP_SET, ENC_OP_KINDS };
+typedef struct enc_op {
+    uint32_t kind;  /* enum enc_op_kind */
+    uint32_t flags; /* the call's flags (record, wait); the element size (memset) */
+    CUevent ev;
+    CUdeviceptr dst, src; /* copy: both ends as unified addresses; memset: dst */
+    size_t n;             /* bytes (copy), elements (memset) */
+    unsigned value;       /* memset */
+    uint32_t pad;
+} enc_op;
+
+/* The op on `stream` (a NULL stream: per_thread says which). Returns 2 if
+ * the engine holds it (the wrapper returns CUDA_SUCCESS without calling the
+ * driver), 1 if the wrapper calls the driver now (what was held is issued;
+ * the op is part of the open sequence: enc_core_op_failed if the call
+ * fails), 0 if it calls the driver as after a flush of the stream. */
+int enc_core_op(const enc_op *op, CUstream stream, int per_thread);
+void enc_core_op_failed(CUstream stream, int per_thread);
+/* Calls that name an event: what holds a record of it, or a wait on it, is
+ * issued first (core/evtab.c). */
+void enc_core_event_observe(CUevent ev);
+extern int enc_n_ev_holders; /* events some stream holds a record of or a wait on; atomic */
+void enc_core_event_created(CUevent ev, unsigned flags);
+void enc_core_event_destroyed(CUevent ev);
+/* The program's own memory: device allocations and page-locked host ranges
+ * (a copy between other memory is pageable and ends the sequence). */
+enum enc_mem_kind { ENC_MEM_DEVICE = 1, ENC_MEM_PINNED = 2 };
+void enc_core_mem_added(uintptr_t p, size_t n, int kind);
+void enc_core_mem_removed(uintptr_t p);
 
 /* Flush points. `stream` may be ENC_ANY_STREAM-like placeholders handled by hooks. */
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why);

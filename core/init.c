@@ -9,6 +9,8 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/nvtx.h"
+#include "core/tools.h"
 #include "core/report.h"
 #include "policy/options.h"
 
@@ -109,6 +111,8 @@ static void init_once_fn(void) {
             __atomic_store_n(&enc_counting_only, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&enc_switched_off, 1, __ATOMIC_RELAXED);
         }
+        if (active && enc_tools_step_aside()) active = 0;
+        if (active) enc_nvtx_init();
         if (active && enc_driver_resolve() != 0) {
             active = 0;
             if (!enc_libcuda())

@@ -29,16 +29,21 @@
 
 /* ---- constants ---------------------------------------------------------------- */
 
-#define ENC_MAX_PARAMS 256      /* kernel parameters read at most (more: the kernel runs eagerly) */
-#define ENC_MAX_ATTRS 16        /* launch attributes recorded at most (more: the launch runs eagerly) */
-#define ENC_MAX_ARG_BYTES 65536 /* a layout reaching past this is not trusted */
-#define ENC_KERNEL_NAME_MAX 96  /* kernel names are kept (truncated) to this size, NUL included */
-#define ENC_LAYOUT_CAP 16384    /* kernels whose parameter layout is cached (a power of two) */
-#define ENC_MAX_STATES 4096     /* stream states, all threads together */
-#define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
-#define ENC_TRIE_ROOT 0         /* the trie node before any launch */
-#define ENC_NO_NODE UINT32_MAX  /* no such trie node */
-#define ENC_SAMPLE_EVERY 61     /* one launch in this many is timed (a prime, see launch.c) */
+#define ENC_MAX_PARAMS 256       /* kernel parameters read at most (more: the kernel runs eagerly) */
+#define ENC_MAX_ATTRS 16         /* launch attributes recorded at most (more: the launch runs eagerly) */
+#define ENC_MAX_ARG_BYTES 65536  /* a layout reaching past this is not trusted */
+#define ENC_KERNEL_NAME_MAX 96   /* kernel names are kept (truncated) to this size, NUL included */
+#define ENC_LAYOUT_CAP 16384     /* kernels whose parameter layout is cached (a power of two) */
+#define ENC_MAX_STATES 4096      /* stream states, all threads together */
+#define ENC_CAND_CAP 1024        /* candidates per stream (a power of two) */
+#define ENC_TRIE_ROOT 0          /* the trie node before any launch */
+#define ENC_NO_NODE UINT32_MAX   /* no such trie node */
+#define ENC_MIN_SEQ_CAP 8        /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
+#define ENC_CAP_VOTES 16         /* sequences in a row that must ask for a new cap before it is taken */
+#define ENC_CAP_FIRST_VOTES 2    /* ... for a stream's first cap */
+#define ENC_EXACT_AFTER_PATCH 16 /* patched replays (x ENCORE_MIN_REPEATS) before an own graph */
+#define ENC_MAX_HELD_EVENTS 32   /* distinct events a stream holds records of or waits on (more: not held) */
+#define ENC_SAMPLE_EVERY 61      /* one launch in this many is timed (a prime, see launch.c) */
 /* 2^64 / golden ratio: the multiplier that spreads consecutive keys (Fibonacci hashing). */
 #define ENC_GOLDEN_64 0x9e3779b97f4a7c15ULL
 /* Keeps structural candidates (kernels and configurations alone) apart from exact ones. */
@@ -85,6 +90,7 @@ typedef struct enc_layout {
     int lim_dev;
     int max_threads, max_dyn_smem;
     int cache_config_p1;
+    int is_op;     /* a stream operation's stand-in (core/nodes.c): no function, never validated */
     int untrusted; /* an attribute validation does not know changed since its first launch: never held */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
@@ -112,9 +118,11 @@ typedef struct enc_seq {
     size_t arena_used, arena_cap;
     uint64_t hash;  /* structure and arguments of recs[0..n) */
     uint64_t shash; /* their structure alone (learning for patching) */
+    uint32_t nops;  /* of recs[0..n), stream operations (not kernel launches) */
     int poisoned;   /* contains a launch that cannot be re-issued */
     int fully_replayed;
-    uint64_t t0; /* when it opened */
+    int replayed_by_patch; /* ... through a graph patched with its arguments */
+    uint64_t t0;           /* when it opened */
 } enc_seq;
 
 /* A captured sequence: the records it was captured from, and its graph. */
@@ -126,6 +134,7 @@ typedef struct enc_graph_node {
 typedef struct enc_graph {
     uint64_t id; /* the report's sequence id */
     uint32_t len;
+    uint32_t nops; /* of len, stream operations (not kernel launches) */
     uint32_t node; /* the trie node where its sequence ends */
     enc_rec *recs;
     unsigned char *arena;
@@ -209,6 +218,12 @@ typedef struct enc_stream_state {
      * then cut into the same sequences every iteration, whatever their length. */
     int anchor_set;
     uint64_t anchor_sfp, anchor_afp;
+    uint32_t since_anchor; /* launches recorded since the anchor last began a sequence */
+    /* This stream's longest sequence (0: enc_opt.max_sequence): a stream whose
+     * launches come slower gets shorter sequences, so that holding one keeps
+     * the GPU waiting no longer than ENCORE_HOLD_BUDGET (sequence.c). */
+    uint32_t seq_cap;
+    uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
 
     /* Per-thread default streams: another thread cannot name them, so a
      * release from another thread (deadline, a device-wide flush) goes to a
@@ -237,6 +252,11 @@ typedef struct enc_stream_state {
      * the stream returns this instead of CUDA_SUCCESS (failure.c). */
     CUresult pending_err;
     const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
+
+    /* Events it holds a record of or a wait on (evtab.c), until released. */
+    CUevent held_ev[ENC_MAX_HELD_EVENTS];
+    uint8_t held_ev_wait[ENC_MAX_HELD_EVENTS];
+    uint32_t n_held_ev;
 
     enc_store store;
 } enc_stream_state;
@@ -388,6 +408,10 @@ int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_lay
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
 /* The stream's context is gone: drop the open sequence, held launches too, issuing nothing. */
 void enc_sequence_discard(enc_stream_state *st);
+/* The longest sequence for launches this far apart (ENCORE_HOLD_BUDGET). */
+uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns);
+/* The stream's longest sequence now. */
+uint32_t enc_sequence_cap(const enc_stream_state *st);
 
 /* ---- learn.c: candidates, capture, a graph's kernel nodes ------------------------ */
 
@@ -461,9 +485,34 @@ void enc_note_release_failure(enc_stream_state *st, const enc_rec *rec, CUresult
  * the next flush-everything call. */
 void enc_pending_err_orphan(enc_stream_state *st);
 
+/* ---- nodes.c, evtab.c: stream operations as graph nodes ----------------------------- */
+
+/* The stand-in function of an op kind: never a real CUfunction (those are pointers). */
+#define ENC_OP_FUNC(kind) ((CUfunction)(uintptr_t)(kind))
+static inline int enc_is_op_func(CUfunction f) { return (uintptr_t)f - 1u < (uintptr_t)ENC_OP_KINDS - 1u; }
+/* The stand-in layout of op kind f (one parameter: the enc_op). */
+const enc_layout *enc_op_layout(CUfunction f);
+/* Issue recorded op r on `stream`; `capture`: into encore's capture (event
+ * records and waits are captured as nodes: the external flags). */
+CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture);
+/* The op's node in a captured graph has the right type. */
+int enc_op_node_ok(CUgraphNode node, const enc_rec *r);
+int enc_evtab_event_ok(CUevent ev, int record); /* known, not IPC; a record: not timing */
+void enc_evtab_forget_event(CUevent ev);
+enc_stream_state *enc_evtab_holder(CUevent ev, int wait);
+/* st holds a record of ev (or a wait on it): 0 if that cannot be noted (then it is not held). */
+int enc_evtab_hold(enc_stream_state *st, CUevent ev, int wait);
+/* st's held work was issued (with st->mu held): it holds no event any more. */
+void enc_evtab_release(enc_stream_state *st);
+int enc_mem_kind(uintptr_t p, size_t n); /* enum enc_mem_kind, 0: not known (pageable) */
+
 /* ---- launch.c: the launch path, flush points, lifecycle events ------------------ */
 
-/* (what it offers is the engine's interface: core/engine.h) */
+/* (what it offers is the engine's interface: core/engine.h), and to nodes.c: */
+/* Issue what other streams hold that legacy-stream order puts before work on st. */
+void enc_launch_legacy_order(enc_stream_state *st);
+/* The pending record begins a graph's sequence: hold it (with st->mu held); 0 if not. */
+int enc_launch_start_holding(enc_stream_state *st);
 
 /* ---- prog_capture.c: the program's own captures ---------------------------------- */
 

@@ -3,7 +3,8 @@
  *
  * A launch goes one of these ways (enc_core_launch, then launch_on):
  *   - straight through, as without encore: no stream state, the program is
- *     capturing, the stream has attributes a graph does not carry
+ *     capturing, the stream is not of the current context (launch_elsewhere),
+ *     the stream has attributes a graph does not carry
  *     (enc_stream_check_attrs), or a launch encore cannot re-issue (the
  *     sequence ends first);
  *   - issued and only counted: a stream whose launches come too far apart
@@ -44,7 +45,7 @@ static int recordable(const enc_layout *L, const enc_launch *l) {
 /* Legacy-stream implicit synchronisation: work on the legacy stream waits
  * for every blocking stream and the other way round, so before anything is
  * enqueued on one side, what is held on the other side must be issued. */
-static void legacy_order(enc_stream_state *st) {
+void enc_launch_legacy_order(enc_stream_state *st) {
     int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
     if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return; /* only st itself */
     /* Other threads may be setting a state up meanwhile (state_query, under
@@ -81,7 +82,7 @@ static uint64_t sample_start(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    if (st->seq.n >= (uint32_t)enc_opt.max_sequence) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
+    if (st->seq.n >= enc_sequence_cap(st)) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
 /* The pending launch went to the driver (with result r) and is part of the sequence now. */
@@ -169,7 +170,7 @@ static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
 
 /* The pending launch begins a graph's sequence: hold it. 0 if it does not
  * (or a per-thread stream cannot mark where the hold starts). */
-static int start_holding(enc_stream_state *st) {
+int enc_launch_start_holding(enc_stream_state *st) {
     if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse ||
         __atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED))
         return 0;
@@ -207,16 +208,30 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
     uint64_t t0 = sample_start(st);
     int recorded = enc_sequence_record(st, l, L);
     if (st->held) return continue_holding(st, l, L, recorded, t0);
-    if (recorded && start_holding(st)) return done_held(st, t0);
+    if (recorded && enc_launch_start_holding(st)) return done_held(st, t0);
     return done_issued(st, issue_now(l));
+}
+
+/* Several devices: a kernel launch goes to a stream of the current context;
+ * the driver refuses one to a stream of another device (a stream of another
+ * context: CUDA_ERROR_INVALID_HANDLE). encore releases with the stream's own
+ * context current, so such a launch, held, would run where the program's
+ * did not: it is never held but passes through, after what is held, and
+ * the driver answers. The legacy and per-thread streams are looked up in the
+ * current context: always theirs. One thread-local query of the driver. */
+static int launch_elsewhere(const enc_stream_state *st) {
+    if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != ENC_STREAM_EXPLICIT) return 0;
+    CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED), cur = NULL;
+    return ctx && enc_drv.ctxGetCurrent(&cur) == CUDA_SUCCESS && cur != ctx;
 }
 
 /* The launch on st's stream: takes st->mu and releases it. */
 static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
-    legacy_order(st);
+    enc_launch_legacy_order(st);
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
+    if (__builtin_expect(launch_elsewhere(st), 0)) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
@@ -243,6 +258,8 @@ CUresult enc_core_launch(const enc_launch *l) {
         enc_core_join_pending(); /* released before encore switched off */
         return __atomic_load_n(&enc_switched_off, __ATOMIC_RELAXED) ? count_after_switch_off(l) : call_real(l);
     }
+    if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
+        return enc_core_launch_paused(l, call_real);
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
@@ -276,7 +293,7 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
         order_without_state(stream, per_thread, why);
         return;
     }
-    legacy_order(st);
+    enc_launch_legacy_order(st);
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     enc_sequence_end(st, why);

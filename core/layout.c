@@ -119,6 +119,7 @@ static enc_layout *build_layout(CUfunction f) {
 }
 
 const enc_layout *enc_layout_cached(CUfunction f) {
+    if (__builtin_expect(enc_is_op_func(f), 0)) return enc_op_layout(f);
     uint32_t h = ptr_hash(f, ENC_LAYOUT_CAP);
     enc_layout **tab = __atomic_load_n(&layout_tab, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {

@@ -18,6 +18,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/nvtx.h"
 #include "policy/options.h"
 
 #define CAND_PROBES 8          /* slots tried from a hash's home slot */
@@ -25,7 +26,8 @@
 
 /* ---- candidates ------------------------------------------------------------------ */
 
-enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
+/* avoid: a candidate never taken as the victim (the one just counted). */
+static enc_candidate *cand_find(enc_candidate *table, uint64_t hash, int create, const enc_candidate *avoid) {
     uint32_t base = (uint32_t)hash & (ENC_CAND_CAP - 1);
     enc_candidate *victim = NULL;
     for (uint32_t i = 0; i < CAND_PROBES; i++) {
@@ -33,7 +35,8 @@ enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
         if (c->count && c->hash == hash) return c;
         if (!c->count) {
             if (!victim || victim->count) victim = c; /* the first free slot */
-        } else if (c->state == ENC_CAND_COUNTING && (!victim || (victim->count && c->count < victim->count))) {
+        } else if (c->state == ENC_CAND_COUNTING && c != avoid &&
+                   (!victim || (victim->count && c->count < victim->count))) {
             victim = c; /* else the least-counted counting one */
         }
     }
@@ -42,6 +45,10 @@ enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
     victim->count = 0;
     victim->state = ENC_CAND_COUNTING;
     return victim;
+}
+
+enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
+    return cand_find(table, hash, create, NULL);
 }
 
 /* ---- ENCORE_INCLUDE and ENCORE_EXCLUDE ---------------------------------------------- */
@@ -61,6 +68,7 @@ static int name_matches(const char *patterns, const char *name) {
 static int sequence_allowed(const enc_seq *seq) {
     if (!enc_opt.include[0] && !enc_opt.exclude[0]) return 1;
     for (uint32_t i = 0; i < seq->n; i++) {
+        if (seq->recs[i].L->is_op) continue; /* the patterns name kernels */
         const char *name = seq->recs[i].L->name;
         if (enc_opt.include[0] && !name_matches(enc_opt.include, name)) return 0;
         if (enc_opt.exclude[0] && name_matches(enc_opt.exclude, name)) return 0;
@@ -129,6 +137,10 @@ static int node_is_launch(CUgraphNode node, const enc_rec *r, const unsigned cha
     CUgraphNodeType type;
     CUDA_KERNEL_NODE_PARAMS_v1 kp;
     const enc_layout *L = r->L;
+    if (L->is_op) {
+        *func = NULL;
+        return enc_op_node_ok(node, r);
+    }
     int ok = enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
              enc_drv.graphKernelNodeGetParams(node, &kp) == CUDA_SUCCESS && (kp.func == r->f || L->is_kernel) &&
              kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
@@ -230,6 +242,7 @@ static enc_graph *copy_sequence(const enc_seq *seq) {
     memcpy(g->recs, seq->recs, seq->n * sizeof(enc_rec));
     memcpy(g->arena, seq->arena, seq->arena_used);
     g->len = seq->n;
+    g->nops = seq->nops;
     return g;
 }
 
@@ -252,7 +265,8 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
             what = "cuStreamBeginCapture";
         if (!what) {
             for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++)
-                r = enc_stream_issue_rec(&g->recs[i], g->arena, priv);
+                r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1)
+                                        : enc_stream_issue_rec(&g->recs[i], g->arena, priv);
             CUresult re = enc_drv.streamEndCapture(priv, &cg);
             if (r != CUDA_SUCCESS)
                 what = "a launch during capture";
@@ -319,7 +333,9 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     }
     uint64_t t0 = enc_now_ns(), t1;
     CUresult r;
+    enc_nvtx_capture(st->seq.n);
     const char *what = capture_graph(st, g, flags, &r, &t1);
+    enc_nvtx_end();
     pthread_rwlock_unlock(&capture_rw);
     uint64_t t2 = enc_now_ns();
     if (what) {
@@ -341,17 +357,27 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
 
 void enc_learn_sequence(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
-    if (seq->fully_replayed || st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_sequence) return;
+    if (st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_sequence) return;
+    if (seq->fully_replayed) {
+        /* Replayed by patching a graph of its structure: the exact sequence
+         * gets a graph of its own once it came ENC_EXACT_AFTER_PATCH times as
+         * often as a capture needs (one graph launch then replaces a patch
+         * per launch); a ring of many buffers, each seen a few times, stays
+         * with one patched graph rather than capturing one per buffer set. */
+        if (!seq->replayed_by_patch) return;
+        enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
+        if (c && c->state == ENC_CAND_COUNTING && ++c->count >= ENC_EXACT_AFTER_PATCH * (uint32_t)enc_opt.min_repeats)
+            capture(st, c, 0);
+        return;
+    }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
     /* The same structure with other arguments (a step counter, say) is worth
-     * a graph too when the arguments can be patched in: count it apart, and
-     * capture the sequence as it is now. */
-    enc_candidate *sc = enc_opt.patch ? enc_cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1) : NULL;
-    if (sc && sc->state == ENC_CAND_COUNTING) {
-        if (c && c->state == ENC_CAND_CAPTURED)
-            sc->state = ENC_CAND_CAPTURED; /* just captured, exactly */
-        else if (++sc->count >= (uint32_t)enc_opt.min_repeats)
-            capture(st, sc, 1);
-    }
+     * a graph too when the arguments can be patched in: count it apart (never
+     * in the place of the exact count just made), and capture the sequence as
+     * it is now. Not when it was just captured exactly: a structural count
+     * kept then would never be freed and would crowd out other candidates. */
+    if (!enc_opt.patch || (c && c->state == ENC_CAND_CAPTURED)) return;
+    enc_candidate *sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
+    if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
 }

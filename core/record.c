@@ -144,15 +144,18 @@ void enc_record_commit(enc_seq *seq) {
         uint64_t pair[2] = {r->sfp, r->afp};
         seq->hash = XXH3_64bits_withSeed(pair, sizeof pair, seq->hash);
         seq->shash = shash_step(seq->shash, r->sfp);
+        seq->nops += (uint32_t)r->L->is_op;
     }
     seq->n++;
 }
 
 void enc_record_reset(enc_seq *seq) {
     seq->n = 0;
+    seq->nops = 0;
     seq->arena_used = 0;
     seq->poisoned = 0;
     seq->fully_replayed = 0;
+    seq->replayed_by_patch = 0;
     seq->hash = 0;
     seq->shash = 0;
 }

@@ -4,8 +4,9 @@
  * When they are released, they are compared byte for byte with the graphs
  * ending at the trie node they reached; on a full match one graph launch
  * replaces them. With ENCORE_PATCH, a graph of the same structure whose
- * launches differ in the arguments of at most half of them is patched
- * (cuGraphExecKernelNodeSetParams) and launched. Otherwise the held launches
+ * launches differ only in kernel arguments is patched (one
+ * cuGraphExecKernelNodeSetParams per changed launch, well under an eager
+ * launch's cost) and launched. Otherwise the held launches
  * are issued eagerly in their original order: the program sees exactly what
  * it would have seen without encore.
  *
@@ -19,6 +20,7 @@
 #include "base/driver.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/nvtx.h"
 #include "policy/options.h"
 
 /* ---- comparing launches -------------------------------------------------------------- */
@@ -80,9 +82,11 @@ static enc_graph *exact_match(const enc_stream_state *st, mismatch *m) {
 static int patch_failed; /* the driver refused a patch once: no more patching */
 
 /* A graph ending at st->node whose launches all have the held launches'
- * structure, differing in the arguments of at most half of them (and only
- * where no launch attribute is set), or NULL: the one with fewest
- * differences. */
+ * structure, differing only in kernel arguments (and only where no launch
+ * attribute is set and no stream operation differs), or NULL: the one with
+ * fewest differences. Patching every launch still costs less than issuing
+ * them: a ring of buffers that gives each iteration new addresses replays
+ * one patched graph instead of capturing a graph per buffer set. */
 static enc_graph *patchable(const enc_stream_state *st) {
     if (!enc_opt.patch || __atomic_load_n(&patch_failed, __ATOMIC_RELAXED)) return NULL;
     const enc_seq *seq = &st->seq;
@@ -93,9 +97,9 @@ static enc_graph *patchable(const enc_stream_state *st) {
         uint32_t k = 0, i = 0;
         for (; i < seq->n; i++) {
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
-            if (!same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena) &&
-                (seq->recs[i].nattrs || ++k > seq->n / 2))
-                break;
+            if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
+            if (seq->recs[i].nattrs || seq->recs[i].L->is_op) break;
+            k++;
         }
         if (i == seq->n && k < best_k) {
             best = g;
@@ -150,7 +154,9 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
                       (int)r);
         return 0;
     }
+    enc_nvtx_replay(g->id, st->seq.n);
     r = AUDITED(enc_drv.graphLaunch(g->exec, s));
+    enc_nvtx_end();
     enc_stream_end_issue(st, pushed, side);
     if (r != CUDA_SUCCESS) {
         if (enc_error_is_sticky(r)) /* the eager issue fails the same way: switch off (failure.c) */
@@ -162,14 +168,16 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     }
     g->hits++;
     g->last_used = enc_now_ns();
-    enc_event_graph_hit(g, st->seq.n, patch);
+    st->seq.replayed_by_patch = patch;
+    enc_event_graph_hit(g, st->seq.n - st->seq.nops, patch);
     return 1;
 }
 
 /* Every held launch is issued, in order, even after one fails: the driver
  * decides each (after a sticky error they all fail). A failure is noted for
  * the program (failure.c): switching off here, with st->mu held, would hang. */
-static void issue_held_eagerly(enc_stream_state *st) {
+static void issue_held_eagerly(enc_stream_state *st, const char *why, int flush_reason) {
+    enc_nvtx_eager(st->seq.n, why, flush_reason);
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
     for (uint32_t i = 0; i < st->seq.n; i++) {
@@ -177,7 +185,8 @@ static void issue_held_eagerly(enc_stream_state *st) {
         if (r != CUDA_SUCCESS) enc_note_release_failure(st, &st->seq.recs[i], r);
     }
     enc_stream_end_issue(st, pushed, side);
-    ENC_TSTAT_ADD(launches_eager, st->seq.n);
+    enc_nvtx_end();
+    ENC_TSTAT_ADD(launches_eager, st->seq.n - st->seq.nops);
 }
 
 enum replay_outcome {
@@ -186,6 +195,11 @@ enum replay_outcome {
     ARGS_DIFFERED,  /* no graph matched; the closest one's divergence was noted */
     NO_GRAPH_CLOSE, /* no graph ends where the held launches are, of their length */
 };
+
+/* Why held launches go out one by one (NVTX range names). */
+static const char *eager_why(enum replay_outcome o, const char *otherwise) {
+    return o == ARGS_DIFFERED ? "arguments differed" : o == REPLAY_FAILED ? "graph launch failed" : otherwise;
+}
 
 /* Replay the graph that matches what st holds, exactly or once patched. */
 static enum replay_outcome replay_held(enc_stream_state *st) {
@@ -223,12 +237,13 @@ static int issue_at_flush_point(enc_stream_state *st, enum enc_flush_reason why)
     enum replay_outcome o = replay_held(st);
     if (o == REPLAYED) return 1;
     if (o == NO_GRAPH_CLOSE) enc_event_divergence(ENC_DIV_SHORT, NULL, NULL, -1, st->seq.n);
-    issue_held_eagerly(st);
+    issue_held_eagerly(st, eager_why(o, "ended early"), (int)why);
     return 0;
 }
 
 void enc_release_at_flush_point(enc_stream_state *st, enum enc_flush_reason why) {
-    if (stop_holding(st)) enc_hold_outcome(st, issue_at_flush_point(st, why));
+    if (!stop_holding(st)) return;
+    enc_hold_outcome(st, issue_at_flush_point(st, why));
 }
 
 void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
@@ -241,14 +256,17 @@ void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why
 void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note) {
     if (!st->held) return;
     const enc_trie_node *cur = &st->store.nodes[st->node];
+    const char *why = "no graph matched";
     if (note && !cur->graphs) { /* no graph ends here: this launch is the divergence */
         const enc_trie_node *e = cur->first_child != ENC_NO_NODE ? &st->store.nodes[cur->first_child] : NULL;
         int kernel = !e || e->f != f;
+        why = kernel ? "a different kernel came" : "launch config differed";
         enc_event_divergence(kernel ? ENC_DIV_KERNEL : ENC_DIV_CONFIG, e ? enc_layout_for(e->f) : NULL, L, -1,
                              st->seq.n);
     }
     stop_holding(st);
-    int replayed = replay_held(st) == REPLAYED; /* a graph ending here may still match */
-    if (!replayed) issue_held_eagerly(st);
+    enum replay_outcome o = replay_held(st); /* a graph ending here may still match */
+    int replayed = o == REPLAYED;
+    if (!replayed) issue_held_eagerly(st, eager_why(o, why), -1);
     enc_hold_outcome(st, replayed);
 }

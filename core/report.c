@@ -24,6 +24,9 @@
 
 /* ---- names -------------------------------------------------------------------------- */
 
+/* The version, findable in the library file: `encore --version` greps it. */
+__attribute__((used)) static const char version_tag[] = "encore-version " ENCORE_VERSION_STRING;
+
 static const char *const div_keys[ENC_DIV_KIND_COUNT] = {"kernel", "config", "args", "short"};
 static const char *const div_labels[ENC_DIV_KIND_COUNT] = {"a different kernel came", "launch config differed",
                                                            "arguments differed", "ended early"};
@@ -81,6 +84,10 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "held_unpaid_ns", NULL, AT(held_unpaid_ns), NO, NULL},
     {ENC_FIELD_COUNT, "holds_given_up", "  given up where holds did not pay", AT(holds_given_up), NO, NULL},
     {ENC_FIELD_COUNT, "holds_resumed", "  tried again later", AT(holds_resumed), NO, NULL},
+    {ENC_FIELD_COUNT, "streams_left_alone", "streams left alone (MAX_GAP)", AT(streams_left_alone), NO, NULL},
+    {ENC_FIELD_COUNT, "switched_off", "switched off by the program", AT(switched_off), NO, NULL},
+    {ENC_FIELD_COUNT, "launches_passive", "  launches while switched off", AT(launches_passive), AT(launches_seen),
+     NULL},
     {ENC_FIELD_GROUP, "flushes", "held launches issued (flushes)", AT(flushes), NO, &flush_group},
     {ENC_FIELD_BY_CALL, "flushes_by_call",
      "flush points, by the CUDA call that issued held launches:", AT(flush_call_counts), NO, NULL},

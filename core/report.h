@@ -25,7 +25,10 @@
 
 #include "core/stats.h"
 
-#define ENCORE_VERSION_STRING "0.1.0"
+/* One version, CMake's project(VERSION), passed as -DENCORE_VERSION_STRING. */
+#ifndef ENCORE_VERSION_STRING
+#define ENCORE_VERSION_STRING "unknown"
+#endif
 
 /* Entries in the report's top lists (sequences, divergence reasons). */
 #define ENC_REPORT_TOP 10

@@ -334,7 +334,7 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
     b.fd = fd;
     b.err = 0;
     b.len = 0;
-    bw_fmt(&b, "encore report (pid %d)\n", pid);
+    bw_fmt(&b, "encore report (pid %d, version %s)\n", pid, ENCORE_VERSION_STRING);
     field_rows(&b, s);
     deferred_row(&b, s);
     top_seqs(&b, s, seqs, nseqs);

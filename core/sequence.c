@@ -1,7 +1,7 @@
 /* encore: a stream's open sequence, from its first launch to its end.
  *
  * A sequence opens at the first launch after the previous one ended, and
- * ends at a flush point, when it reaches its longest (enc_opt.max_sequence), or when
+ * ends at a flush point, when it reaches its longest (enc_sequence_cap), or when
  * its anchor comes again. Its end releases what is held, counts it towards
  * capture (learn.c) and starts an empty one. */
 #define _GNU_SOURCE
@@ -18,9 +18,49 @@ void enc_sequence_open(enc_stream_state *st) {
 }
 
 static void close_sequence(enc_stream_state *st) {
+    enc_evtab_release(st); /* after what it held was issued: an observer that saw st waits for it on st->mu */
     enc_record_reset(&st->seq);
     __atomic_store_n(&st->open, 0, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&enc_n_open, 1, __ATOMIC_RELAXED);
+}
+
+/* The longest sequence whose launches, at this pace, take no more host time
+ * than ENCORE_HOLD_BUDGET: a power of two (so that a loop's cut points stay
+ * put while the pace jitters), at least ENC_MIN_SEQ_CAP, at most
+ * ENCORE_MAX_SEQUENCE. Holding a sequence keeps the GPU waiting for all of
+ * it; a host that needs 9 us per launch (PyTorch's C++ wrapper) would keep
+ * it waiting 1.1 ms for 128 launches, turning the overlap of host and GPU
+ * into their sum. Shorter sequences keep them overlapping. */
+uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns) {
+    uint32_t max = (uint32_t)enc_opt.max_sequence;
+    if (enc_opt.hold_budget == 0 || gap_ns == 0) return max;
+    uint64_t fit = (uint64_t)enc_opt.hold_budget * 1000 / gap_ns;
+    if (fit >= max) return max;
+    uint32_t cap = ENC_MIN_SEQ_CAP;
+    while ((uint64_t)cap * 2 <= fit) cap *= 2;
+    return cap < max ? cap : max;
+}
+
+uint32_t enc_sequence_cap(const enc_stream_state *st) {
+    return st->seq_cap ? st->seq_cap : (uint32_t)enc_opt.max_sequence;
+}
+
+/* A new cap is taken only when ENC_CAP_VOTES sequences in a row asked for
+ * it: every change moves the cut points, and graphs captured at the old ones
+ * stop matching. The first cap of a stream is taken sooner (ENC_CAP_FIRST_VOTES):
+ * until then no graph was captured at a pace-chosen cut, and every sequence
+ * held at the default length while the pace is known keeps the GPU waiting. */
+static void note_cap(enc_stream_state *st) {
+    uint32_t want = enc_sequence_cap_for_pace(st->gap_ns);
+    uint32_t cur = enc_sequence_cap(st);
+    if (want == cur) {
+        st->cap_votes = 0;
+    } else if (++st->cap_votes >= (st->seq_cap ? ENC_CAP_VOTES : ENC_CAP_FIRST_VOTES)) {
+        ENC_DEBUG("launches on a stream come %.1f us apart: sequences of at most %u launches (ENCORE_HOLD_BUDGET)",
+                  st->gap_ns / 1e3, want);
+        st->seq_cap = want;
+        st->cap_votes = 0;
+    }
 }
 
 /* Average host time per launch: a stream whose launches come further apart
@@ -31,9 +71,11 @@ static void note_pace(enc_stream_state *st) {
     int sparse = st->gap_ns > (uint64_t)enc_opt.max_gap * 1000;
     if (sparse != st->sparse) {
         st->sparse = sparse;
+        if (sparse) ENC_TSTAT_ADD(streams_left_alone, 1);
         ENC_DEBUG("launches on a stream now come %.1f us apart on average: %s", st->gap_ns / 1e3,
                   sparse ? "not held back (ENCORE_MAX_GAP)" : "held back again");
     }
+    note_cap(st);
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
@@ -51,6 +93,7 @@ void enc_sequence_discard(enc_stream_state *st) {
         __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);
         ENC_DEBUG("%u held launches dropped: their context was destroyed", st->seq.n);
     }
+    enc_evtab_release(st);
     st->anchor_set = 0;
     if (st->open) close_sequence(st);
 }
@@ -80,10 +123,15 @@ int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_lay
         st->anchor_set = 1;
         st->anchor_sfp = r->sfp;
         st->anchor_afp = r->afp;
-    } else if (st->seq.n >= (uint32_t)enc_opt.max_sequence / 2 && is_anchor(st, r)) {
-        /* not before half a sequence: an anchor that recurs inside the loop
-         * body would otherwise cut it into many small graphs */
+        st->since_anchor = 0;
+    } else if (++st->since_anchor >= (uint32_t)enc_opt.max_sequence / 2 && is_anchor(st, r)) {
+        /* not before half the longest sequence since the anchor began one:
+         * an anchor that recurs inside the loop body would otherwise cut it
+         * into many small graphs. Counted since the anchor, not in this
+         * sequence: a loop body longer than a sequence's cap is cut at the
+         * same places in every iteration. */
         cut_before_anchor(st);
+        st->since_anchor = 0;
     }
     return 1;
 }

@@ -177,7 +177,7 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted) {
 
 static int graph_launches(const enc_graph *g, CUfunction f, int kernel) {
     for (uint32_t i = 0; i < g->len; i++)
-        if (!f || g->recs[i].f == f || g->recs[i].L->is_kernel != kernel) return 1;
+        if (!g->recs[i].L->is_op && (!f || g->recs[i].f == f || g->recs[i].L->is_kernel != kernel)) return 1;
     return 0;
 }
 

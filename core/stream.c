@@ -132,6 +132,10 @@ static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, 
     if (!st) return NULL;
     pthread_mutex_lock(&st->mu);
     state_name(st, kind, key, ctx, owner);
+    st->gap_ns = 0; /* the old stream's pace says nothing of the new one's */
+    st->sparse = 0;
+    st->seq_cap = 0;
+    st->cap_votes = 0;
     st->dead = 0;
     __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&st->mu);
@@ -465,6 +469,7 @@ int enc_stream_priority_like_capture(enc_stream_state *st) {
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream) {
     void *ptrs[ENC_MAX_PARAMS];
     const enc_layout *L = r->L;
+    if (L->is_op) return enc_op_issue(r, arena, stream, 0);
     for (uint32_t i = 0; i < L->nparams; i++) ptrs[i] = (void *)(arena + r->arg_off + L->off[i]);
     if (r->nattrs == 0)
         return AUDITED(enc_drv.launchKernel(r->f, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],

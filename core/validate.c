@@ -106,6 +106,7 @@ static int read_func_limits(enc_layout *L, CUdevice dev, unsigned gen) {
 /* ---- the check ---------------------------------------------------------------------- */
 
 int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
+    if (r->L->is_op) return 1; /* the driver decides, as it would eagerly: held ops are checked when taken (nodes.c) */
     const enc_dev_limits *d = st->limits;
     if (__builtin_expect(!d, 0) && !(d = st->limits = device_limits(st))) return 0;
     uint64_t threads = 1;

@@ -244,6 +244,42 @@ CUresult enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult 
     return enc_hook_post(entry, stream, per_thread, result);
 }
 
+void enc_hook_event(CUevent ev) {
+    if (enc_tls_guard || !__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
+    enc_tls_guard = 1;
+    if (enc_active) enc_core_event_observe(ev);
+    enc_tls_guard = 0;
+}
+
+int enc_hook_pre_op(int entry, CUstream stream, int per_thread, const enc_op *op) {
+    if (enc_tls_guard) return 0;
+    enc_interpose_ensure_init();
+    if (!enc_active || !(enc_entry_flags[entry] & ENC_F_NODE)) return enc_hook_pre(entry, stream, per_thread);
+    enc_tls_guard = 1;
+    int cls = enc_entry_class[entry];
+    enc_stats_count_call(cls);
+    enc_flush_cause = entry + 1;
+    int r = enc_core_op(op, stream, per_thread);
+    if (r == 0) enc_core_flush_stream(stream, per_thread, ENC_FLUSH_STREAM_CALL); /* as any stream call */
+    enc_flush_cause = 0;
+    if (r == 2) {
+        enc_tls_guard = 0;
+        enc_core_act_on_requests();
+        return 2;
+    }
+    take_pending(cls, 0, stream, per_thread, 1);
+    return r == 1 ? 3 : 1;
+}
+
+CUresult enc_hook_post_op(int entry, CUstream stream, int per_thread, CUresult result, int own) {
+    if (own == 3 && result != CUDA_SUCCESS && enc_active) {
+        enc_tls_guard = 1;
+        enc_core_op_failed(stream, per_thread);
+        enc_tls_guard = 0;
+    }
+    return enc_hook_post(entry, stream, per_thread, result);
+}
+
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
                             unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
                             CUstream stream, void **params, void **extra) {
@@ -266,6 +302,11 @@ CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunc
                             void **params, void **extra) {
     (void)entry;
     if (!config) return ((PFN_cuLaunchKernelEx_v11060)real)(config, f, params, extra);
+    for (unsigned i = 0; i < config->numAttrs; i++) /* a launch that records an event */
+        if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)
+            enc_hook_event(config->attrs[i].value.programmaticEvent.event);
+        else if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+            enc_hook_event(config->attrs[i].value.launchCompletionEvent.event);
     enc_launch l = {.shape = ENC_SHAPE_EX,
                     .per_thread = per_thread,
                     .real = real,

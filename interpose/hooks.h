@@ -78,6 +78,15 @@ CUresult enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult 
  * configuration (ENC_F_FUNC_SET), which the core needs to see. */
 int enc_hook_pre_func_set(int entry, const enc_func_set *c);
 
+/* Stream operations the core may hold as graph nodes (scripts/gen_hooks.py
+ * OPS). enc_hook_pre_op returns 0 (not ours: call through), 1 (call, then
+ * enc_hook_post_op), 2 (held: return CUDA_SUCCESS, no post) or 3 (call, then
+ * enc_hook_post_op: part of the open sequence). */
+int enc_hook_pre_op(int entry, CUstream stream, int per_thread, const enc_op *op);
+CUresult enc_hook_post_op(int entry, CUstream stream, int per_thread, CUresult result, int own);
+/* Before a call that names event ev (cheap when nothing holds an event). */
+void enc_hook_event(CUevent ev);
+
 CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
                             unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
                             CUstream stream, void **params, void **extra);

@@ -14,7 +14,13 @@
  * flushes everything before calling it: default-deny. A pure pass-through
  * entry point (policy class PASS, no flags) is handed out as the driver's own
  * pointer: nothing to do there, so nothing to pay (ENCORE_WRAP_PASS=1 wraps
- * it too). */
+ * it too).
+ *
+ * One name the driver never has is answered here: "encoreSetActive", the
+ * program's own switch (core/switch.c), CUresult fn(int active), for
+ * benchmarks that alternate blocks with encore active and passing through
+ * in one process. It is handed out whatever version or flags are asked for;
+ * no symbol is exported for it. */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -81,8 +87,20 @@ static void *wrap_proc(void *gpa, int with_status, const char *sym, int ver, cuu
     return p;
 }
 
+#define ENC_SWITCH_NAME "encoreSetActive"
+
+static CUresult hand_out_switch(void **pfn, CUdriverProcAddressQueryResult *status) {
+    CUresult (*fn)(int) = enc_core_set_active;
+    if (!pfn) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(pfn, &fn, sizeof *pfn);
+    if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
 static CUresult gpa_common(void *real, int with_status, const char *sym, void **pfn, int ver, cuuint64_t flags,
                            CUdriverProcAddressQueryResult *status) {
+    if (sym && sym[0] == 'e' && strcmp(sym, ENC_SWITCH_NAME) == 0)
+        return hand_out_switch(pfn, with_status ? status : NULL);
     if (!real) {
         if (pfn) *pfn = NULL;
         return CUDA_ERROR_NOT_INITIALIZED;

@@ -16,8 +16,12 @@ enum enc_entry_flag {
     ENC_F_INIT = 32,          /* initialises the driver: encore's exit flush must run before its teardown */
     ENC_F_CONTEXT_GONE = 64,  /* destroys a context: forget encore's handles in it (streams, events, graphs) */
     ENC_F_STREAM_ATTRS = 128, /* changes a stream's attributes: graphs may no longer run as its launches would */
-    ENC_F_FUNC_SET = 256      /* sets a function's attribute: flushes only if the value changes (the class
+    ENC_F_FUNC_SET = 256,     /* sets a function's attribute: flushes only if the value changes (the class
                                  applies to a wrapper that cannot tell) */
+    ENC_F_EVENT = 512,        /* names an event: what holds a record of it (or a wait on it) is issued first */
+    ENC_F_TRACK = 1024,       /* creates or frees memory or an event encore keeps track of (core/evtab.c) */
+    ENC_F_NODE = 2048         /* a stream operation the engine may hold as a graph node (core/nodes.c); the
+                                 class applies when it does not */
 };
 
 typedef struct enc_entry_policy {

@@ -30,10 +30,11 @@ enum enc_opt_type {
     X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 passes every call through, still counting launches for the report") \
     X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "2",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
     X(max_sequence,     "ENCORE_MAX_SEQUENCE",      ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into several sequences (old name: ENCORE_MAX_CHUNK)") \
+    X(hold_budget,      "ENCORE_HOLD_BUDGET",       ENC_OPT_DURATION, "120us",  0, 10000000,    "host time a held sequence should take at most: on a stream whose launches come slower, sequences are cut shorter (a power of two, at least 8 launches) so that the GPU is not kept waiting; 0: always ENCORE_MAX_SEQUENCE") \
     X(min_sequence,     "ENCORE_MIN_SEQUENCE",      ENC_OPT_INT,      "2",      1, 4096,        "shortest launch sequence worth a graph (old name: ENCORE_MIN_CHUNK)") \
     X(max_graphs,     "ENCORE_MAX_GRAPHS",        ENC_OPT_INT,      "1024",   1, 1000000,     "graphs kept at most; the least recently used is evicted") \
     X(flush_deadline, "ENCORE_FLUSH_DEADLINE",    ENC_OPT_DURATION, "200us",  1, 10000000,    "held launches are issued after this long even if no CUDA call comes") \
-    X(patch,          "ENCORE_PATCH",             ENC_OPT_BOOL,     "0",      0, 1,           "experimental: when only some launches of a captured sequence come with other arguments, patch those into the graph and replay it instead of running the sequence eagerly") \
+    X(patch,          "ENCORE_PATCH",             ENC_OPT_BOOL,     "1",      0, 1,           "when launches come in a captured sequence's structure but with other kernel arguments (a step counter, a new buffer), patch those into the graph (one driver call per changed launch) and replay it instead of running the sequence eagerly") \
     X(hold_rule,      "ENCORE_HOLD_RULE",         ENC_OPT_BOOL,     "1",      0, 1,           "stop holding launches at a sequence start where holds keep ending without a replay (4 in a row, or fewer than half of the last 8); try again after 8, 16, ... up to 4096 sequences there") \
     X(max_gap,        "ENCORE_MAX_GAP",           ENC_OPT_DURATION, "10us",   1, 10000000,    "a stream whose launches come further apart than this on average is not held back (its host work, not launching, sets the pace)") \
     X(include,        "ENCORE_INCLUDE",           ENC_OPT_STRING,   "",       0, 0,           "only sequences whose kernels all match one of these comma-separated name patterns (fnmatch) are captured") \
@@ -44,7 +45,8 @@ enum enc_opt_type {
     X(log_level,      "ENCORE_LOG_LEVEL",         ENC_OPT_LEVEL,    "warn",   0, 4,           "stderr verbosity: error, warn, info, debug, trace") \
     X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
     X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)") \
-    X(wrap_pass,      "ENCORE_WRAP_PASS",         ENC_OPT_BOOL,     "0",      0, 1,           "also wrap pure pass-through entry points (queries, context switches) so ENCORE_STATS counts them; by default cuGetProcAddress and dlsym hand out the driver's own pointers for these")
+    X(wrap_pass,      "ENCORE_WRAP_PASS",         ENC_OPT_BOOL,     "0",      0, 1,           "also wrap pure pass-through entry points (queries, context switches) so ENCORE_STATS counts them; by default cuGetProcAddress and dlsym hand out the driver's own pointers for these") \
+    X(nvtx,           "ENCORE_NVTX",              ENC_OPT_BOOL,     "0",      0, 1,           "mark each replayed graph, capture and eager fallback (with its reason) with an NVTX range, for Nsight Systems; costs one branch when off")
 /* clang-format on */
 
 typedef struct enc_options {

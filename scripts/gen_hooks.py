@@ -65,6 +65,50 @@ FUNC_SET = {
 }
 
 
+# Stream operations the core may hold as graph nodes (core/nodes.c): the
+# enc_op each describes (kind, flags, ev, dst, src, n, value), by parameter
+# index, and its stream parameter, for the signature given. Another signature
+# gets the ordinary wrapper (a flush of its stream).
+OPS = {
+    "cuEventRecord": (("CUevent", "CUstream"), "{ENC_OP_RECORD, 0, a0, 0, 0, 0, 0, 0}"),
+    "cuEventRecordWithFlags": (("CUevent", "CUstream", "unsigned int"), "{ENC_OP_RECORD, a2, a0, 0, 0, 0, 0, 0}"),
+    "cuStreamWaitEvent": (("CUstream", "CUevent", "unsigned int"), "{ENC_OP_WAIT, a2, a1, 0, 0, 0, 0, 0}"),
+    "cuMemcpyAsync": (("CUdeviceptr", "CUdeviceptr", "size_t", "CUstream"), "{ENC_OP_COPY, 0, 0, a0, a1, a2, 0, 0}"),
+    "cuMemcpyDtoDAsync": (("CUdeviceptr", "CUdeviceptr", "size_t", "CUstream"),
+                          "{ENC_OP_COPY, 0, 0, a0, a1, a2, 0, 0}"),
+    "cuMemcpyHtoDAsync": (("CUdeviceptr", "const void *", "size_t", "CUstream"),
+                          "{ENC_OP_COPY, 0, 0, a0, (CUdeviceptr)(uintptr_t)a1, a2, 0, 0}"),
+    "cuMemcpyDtoHAsync": (("void *", "CUdeviceptr", "size_t", "CUstream"),
+                          "{ENC_OP_COPY, 0, 0, (CUdeviceptr)(uintptr_t)a0, a1, a2, 0, 0}"),
+    "cuMemsetD8Async": (("CUdeviceptr", "unsigned char", "size_t", "CUstream"), "{ENC_OP_SET, 1, 0, a0, 0, a2, a1, 0}"),
+    "cuMemsetD16Async": (("CUdeviceptr", "unsigned short", "size_t", "CUstream"),
+                         "{ENC_OP_SET, 2, 0, a0, 0, a2, a1, 0}"),
+    "cuMemsetD32Async": (("CUdeviceptr", "unsigned int", "size_t", "CUstream"), "{ENC_OP_SET, 4, 0, a0, 0, a2, a1, 0}"),
+}
+
+# What encore learns from a successful call (core/evtab.c): events and their
+# flags, device allocations and page-locked host ranges. A statement run
+# after the real call, for the signature given.
+NOTES = {
+    "cuEventCreate": (("CUevent *", "unsigned int"), "if (r_ == CUDA_SUCCESS && a0) enc_core_event_created(*a0, a1);"),
+    "cuEventDestroy": (("CUevent",), "if (r_ == CUDA_SUCCESS) enc_core_event_destroyed(a0);"),
+    "cuMemAlloc": (("CUdeviceptr *", "size_t"),
+                   "if (r_ == CUDA_SUCCESS && a0) enc_core_mem_added((uintptr_t)*a0, a1, ENC_MEM_DEVICE);"),
+    "cuMemAllocPitch": (("CUdeviceptr *", "size_t *", "size_t", "size_t", "unsigned int"),
+                        "if (r_ == CUDA_SUCCESS && a0 && a1) enc_core_mem_added((uintptr_t)*a0, *a1 * a3, "
+                        "ENC_MEM_DEVICE);"),
+    "cuMemFree": (("CUdeviceptr",), "if (r_ == CUDA_SUCCESS) enc_core_mem_removed((uintptr_t)a0);"),
+    "cuMemAllocHost": (("void **", "size_t"),
+                       "if (r_ == CUDA_SUCCESS && a0) enc_core_mem_added((uintptr_t)*a0, a1, ENC_MEM_PINNED);"),
+    "cuMemHostAlloc": (("void **", "size_t", "unsigned int"),
+                       "if (r_ == CUDA_SUCCESS && a0) enc_core_mem_added((uintptr_t)*a0, a1, ENC_MEM_PINNED);"),
+    "cuMemFreeHost": (("void *",), "if (r_ == CUDA_SUCCESS) enc_core_mem_removed((uintptr_t)a0);"),
+    "cuMemHostRegister": (("void *", "size_t", "unsigned int"),
+                          "if (r_ == CUDA_SUCCESS) enc_core_mem_added((uintptr_t)a0, a1, ENC_MEM_PINNED);"),
+    "cuMemHostUnregister": (("void *",), "if (r_ == CUDA_SUCCESS) enc_core_mem_removed((uintptr_t)a0);"),
+}
+
+
 def preprocess(cc, include, header):
     src = '#include <%s>\n' % header
     out = subprocess.run([cc, "-E", "-P", "-D__CUDA_API_VERSION_INTERNAL", "-I", include, "-x", "c", "-"],
@@ -198,6 +242,21 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
                      % (entry, "lk" if launch == "ENC_LAUNCH_LK" else "ex", entry, pt,
                         "(void *)" + real_expr, args))
     s = stream_expr(fn.types, fn.args)
+    op = OPS.get(base)
+    if op and shape_of(fn.types) == shape_of(op[0]):
+        lines.append("    enc_op op_ = %s;" % op[1])
+        lines.append("    int own_ = enc_hook_pre_op(%s, %s, %d, &op_);" % (entry, s, pt))
+        lines.append("    if (own_ == 2) return CUDA_SUCCESS; /* held */")
+        lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
+        lines.append("    if (own_) r_ = enc_hook_post_op(%s, %s, %d, r_, own_);" % (entry, s, pt))
+        lines.append("    return r_;")
+        return "\n".join(lines)
+    # every other call naming an event: what holds a record of it (or a wait on it) goes first
+    for t, a in zip(fn.types, fn.args):
+        if norm_type(t) == "CUevent":
+            lines.append("    enc_hook_event(%s);" % a)
+    note = NOTES.get(base)
+    note = note[1] if note and shape_of(fn.types) == shape_of(note[0]) else None
     func_set = FUNC_SET.get(base)
     pre, post, obj = "enc_hook_pre", "enc_hook_post", ""
     if base in OBJECT_ARG and fn.args:
@@ -208,6 +267,8 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
     else:
         lines.append("    int own_ = %s(%s, %s, %d%s);" % (pre, entry, s, pt, obj))
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
+    if note:
+        lines.append("    if (own_) { %s }" % note)
     lines.append("    if (own_) r_ = %s(%s, %s, %d, r_%s);" % (post, entry, s, pt, obj))
     lines.append("    return r_;")
     return "\n".join(lines)

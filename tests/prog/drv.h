@@ -29,6 +29,12 @@
     X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 13000, "cuDevicePrimaryCtxRetain",          \
       "cuDevicePrimaryCtxRetain")                                                                        \
     X(cuCtxSetCurrent, "cuCtxSetCurrent", 13000, "cuCtxSetCurrent", "cuCtxSetCurrent")                   \
+    X(cuDeviceGetCount, "cuDeviceGetCount", 13000, "cuDeviceGetCount", "cuDeviceGetCount")               \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 13000, "cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer") \
+    X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", 13000, "cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess") \
+    X(cuMemcpyPeer, "cuMemcpyPeer", 13000, "cuMemcpyPeer", "cuMemcpyPeer_ptds")                          \
+    X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", 13000, "cuMemcpyPeerAsync", "cuMemcpyPeerAsync_ptsz")      \
+    X(cuMemcpyAsync, "cuMemcpyAsync", 13000, "cuMemcpyAsync", "cuMemcpyAsync_ptsz")                      \
     X(cuCtxGetCurrent, "cuCtxGetCurrent", 13000, "cuCtxGetCurrent", "cuCtxGetCurrent")                   \
     X(cuCtxSynchronize, "cuCtxSynchronize", 12000, "cuCtxSynchronize", "cuCtxSynchronize")               \
     X(cuCtxSynchronize_v2, "cuCtxSynchronize", 13000, "cuCtxSynchronize_v2", "cuCtxSynchronize_v2")      \

@@ -21,6 +21,9 @@
  *                  those of earlier versions (a seed's program never changes)
  *   --faults       with --ops=extended: one single-thread program in ten ends
  *                  with a sticky fault (below)
+ *   --devices=N    spread the streams over N devices (the simulator's
+ *                  SIMCUDA_DEVICES; see "Several devices" below); with N = 1
+ *                  (the default) the programs are exactly those without it
  * run_diff.py --fuzz --shrink uses --max-ops and --drop to shrink a failing seed.
  *
  * What a program is made of:
@@ -66,7 +69,22 @@
  *   stream is synchronised (its error is hashed), one of the stream's bodies
  *   is launched again (every launch's return code is hashed: the sticky
  *   error) and the stream synchronised again; then the primary context is
- *   reset and the next seed starts over. */
+ *   reset and the next seed starts over.
+ *
+ * Several devices (--devices=N, issue 15; not with --ops=extended): each
+ * stream belongs to one device (drawn from a random source of its own, so
+ * the operations are a seed's usual ones), its buffers are allocated there,
+ * and every device's primary context has the kernels loaded and peer access
+ * to every other device. Before each operation on a stream the thread makes
+ * that stream's device current (a device switch between most operations);
+ * blocking copies and memsets then run on that device's legacy stream, which
+ * orders only with the blocking streams of the same device: the generator
+ * counts them as waited for only there. Events are created per device and
+ * recorded on a stream of their own device; a stream waits for an event of
+ * any device. Ownership of a buffer moves between devices like between
+ * streams (kernels read and write peer memory). A context synchronisation
+ * synchronises every device. cuMemFree + cuMemAlloc only where the stream
+ * is on the buffer's device (cuMemFree waits for that device only). */
 #include "prog.h"
 
 #include <pthread.h>
@@ -106,6 +124,9 @@ static int chance(rng *r, unsigned percent)
 #define MAX_BUFS 12
 #define MAX_BODIES 8
 #define MAX_BODY_LEN 8
+#define MAX_DEVICES 4
+
+static int ndevices = 1; /* --devices */
 
 enum skind { SK_BLOCKING, SK_NON_BLOCKING, SK_LEGACY, SK_PER_THREAD, SK_PTSZ };
 static const char *const skind_name[] = {"blocking", "non-blocking", "legacy default", "per-thread default",
@@ -115,6 +136,7 @@ typedef struct fstream {
     enum skind kind;
     int thread;
     int null_handle; /* legacy: handle 0 instead of CU_STREAM_LEGACY */
+    int dev;         /* --devices: its device (0 otherwise) */
     CUstream h;
 } fstream;
 
@@ -334,11 +356,12 @@ static void gen_transfer(gen *g, int t, int b, int s)
     g->dirty[s] = 1;
 }
 
-/* The host waited for the legacy stream: blocking memsets are done. */
-static void legacy_done(gen *g, int t)
+/* The host waited for device dev's legacy stream (-1: every device's):
+ * blocking memsets issued there are done. */
+static void legacy_done(gen *g, int t, int dev)
 {
     for (int b = 0; b < g->p->nbufs; b++)
-        if (g->p->st[g->p->b[b].home].thread == t)
+        if (g->p->st[g->p->b[b].home].thread == t && (dev < 0 || g->legacy_pending[b] == dev + 1))
             g->legacy_pending[b] = 0;
 }
 
@@ -350,7 +373,7 @@ static void gen_sync_stream(gen *g, int t, int s)
     op->stream = s;
     g->dirty[s] = 0;
     if (g->p->st[s].kind == SK_LEGACY)
-        legacy_done(g, t);
+        legacy_done(g, t, g->p->st[s].dev);
 }
 
 /* Host reads of the mapped buffers of stream s that the host may read now:
@@ -531,9 +554,9 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             op->count = p->b[b].words;
             op->host = host_words(op->count);
             for (int i = 0; i < p->nstreams; i++)
-                if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
+                if (p->st[i].thread == t && implicitly_ordered(&p->st[i]) && p->st[i].dev == st->dev)
                     g->dirty[i] = 0;
-            legacy_done(g, t);
+            legacy_done(g, t, st->dev);
         } else if (w == 1 && (implicitly_ordered(st) || !g->dirty[s])) {
             fop *op = push(g, t, OP_H2D_SYNC);
             op->stream = s;
@@ -543,9 +566,9 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             for (uint32_t i = 0; i < op->count; i++)
                 op->host[i] = (uint32_t)rnd(r);
             for (int i = 0; i < p->nstreams; i++)
-                if (p->st[i].thread == t && implicitly_ordered(&p->st[i]))
+                if (p->st[i].thread == t && implicitly_ordered(&p->st[i]) && p->st[i].dev == st->dev)
                     g->dirty[i] = 0;
-            legacy_done(g, t);
+            legacy_done(g, t, st->dev);
         } else if (w == 2 && implicitly_ordered(st)) {
             fop *op = push(g, t, OP_MEMSET_SYNC);
             op->stream = s;
@@ -553,7 +576,7 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             op->count = 1 + below(r, p->b[b].words);
             op->value = (uint32_t)rnd(r);
             g->dirty[s] = 1;
-            g->legacy_pending[b] = 1;
+            g->legacy_pending[b] = st->dev + 1;
         }
     } else if (c < 76 && ns > 1) {
         int s2 = streams[below(r, (uint32_t)ns)];
@@ -578,12 +601,12 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
         push(g, t, OP_CTX_SYNC);
         for (int i = 0; i < ns; i++)
             g->dirty[streams[i]] = 0;
-        legacy_done(g, t);
+        legacy_done(g, t, -1);
         gen_mapped_reads(g, t, s, 50);
     } else if (c < 97 && nb) {
         /* cuMemFree waits for the device: held work on the buffer must be issued first */
         int b = bufs[below(r, (uint32_t)nb)];
-        if (p->b[b].mapped)
+        if (p->b[b].mapped || p->st[p->b[b].home].dev != p->st[s].dev)
             return;
         if (chance(r, 30))
             gen_sync_stream(g, t, s);
@@ -663,6 +686,11 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
             st->kind = chance(r, 50) ? SK_PTSZ : SK_PER_THREAD, have_pt[st->thread] = 1;
         else
             st->kind = SK_NON_BLOCKING;
+    }
+    if (ndevices > 1) { /* from a source of its own: the rest of the program is the seed's usual one */
+        rng dr = {seed * 0x9e3779b97f4a7c15ULL + 0xde71cULL};
+        for (int i = 0; i < p->nstreams; i++)
+            p->st[i].dev = (int)below(&dr, (uint32_t)ndevices);
     }
     static const uint32_t sizes[] = {64, 128, 256, 1024};
     for (int s = 0; s < p->nstreams; s++) {
@@ -781,7 +809,10 @@ static void print_plan(const plan *p)
                           : st->kind == SK_PTSZ      ? ", handle 0 through the _ptsz entry points"
                           : st->kind == SK_PER_THREAD ? ", CU_STREAM_PER_THREAD"
                                                       : "";
-        printf("  stream s%d: %s%s, thread %d\n", s, skind_name[st->kind], how, st->thread);
+        printf("  stream s%d: %s%s, thread %d", s, skind_name[st->kind], how, st->thread);
+        if (ndevices > 1)
+            printf(", device %d", st->dev);
+        printf("\n");
     }
     for (int b = 0; b < p->nbufs; b++)
         printf("  buffer b%d: %u words, home s%d%s\n", b, p->b[b].words, p->b[b].home,
@@ -911,6 +942,22 @@ static void print_plan(const plan *p)
 static struct prog_drv drv_pt; /* per-thread default stream entry points (_ptsz) */
 static prog_kernels K;
 static CUfunction kfn[K_COUNT];
+/* --devices: each device's primary context and kernels (device 0's are K's) */
+static CUcontext dctx[MAX_DEVICES];
+static prog_kernels KD[MAX_DEVICES];
+static CUfunction kfnd[MAX_DEVICES][K_COUNT];
+
+/* Make stream s's device current (several devices only). */
+static void on_device_of(const plan *p, int s)
+{
+    if (ndevices > 1 && s >= 0)
+        CK(drv.cuCtxSetCurrent(dctx[p->st[s].dev]));
+}
+static void on_device(int dev)
+{
+    if (ndevices > 1)
+        CK(drv.cuCtxSetCurrent(dctx[dev]));
+}
 
 static void kernels_of(const prog_kernels *k, CUfunction *fn)
 {
@@ -936,6 +983,8 @@ typedef struct tstate {
     int t;
     uint64_t h;
     CUevent ev;
+    CUevent evd[MAX_DEVICES]; /* --devices: an event per device (evd[0] is ev) */
+    int dev;                  /* --devices: the device current for the operation running */
     /* --ops=extended: the thread's own kernels (module reloads), its side
      * stream and events for captures; faulted: the plan ended with a fault */
     prog_kernels k;
@@ -1016,7 +1065,7 @@ static CUresult do_launch_on(const tstate *ts, const struct prog_drv *d, CUstrea
     }
 #undef P
     prog_count_launch();
-    CUfunction f = ts->fn[l->k];
+    CUfunction f = ndevices > 1 ? kfnd[ts->dev][l->k] : ts->fn[l->k];
     if (l->form == LF_EX) {
         CUlaunchAttribute attrs[2];
         memset(attrs, 0, sizeof attrs);
@@ -1122,12 +1171,12 @@ static void sync_stream_op(tstate *ts, const fop *op)
         CK(r);
         break;
     case OP_EVENT_SYNC:
-        CK(d->cuEventRecord(ts->ev, h));
-        CK(d->cuEventSynchronize(ts->ev));
+        CK(d->cuEventRecord(ts->evd[ts->dev], h));
+        CK(d->cuEventSynchronize(ts->evd[ts->dev]));
         break;
     default:
-        CK(d->cuEventRecord(ts->ev, h));
-        while ((r = d->cuEventQuery(ts->ev)) == CUDA_ERROR_NOT_READY)
+        CK(d->cuEventRecord(ts->evd[ts->dev], h));
+        while ((r = d->cuEventQuery(ts->evd[ts->dev])) == CUDA_ERROR_NOT_READY)
             sched_yield();
         CK(r);
         break;
@@ -1142,6 +1191,10 @@ static void run_op(tstate *ts, const fop *op)
     const struct prog_drv *d = s >= 0 ? T(p, s) : &drv;
     CUstream h = s >= 0 ? p->st[s].h : 0;
     CUdeviceptr bd = op->buf >= 0 ? p->b[op->buf].d : 0;
+    if (s >= 0) {
+        on_device_of(p, s);
+        ts->dev = p->st[s].dev;
+    }
     switch (op->kind) {
     case OP_LAUNCH:
         do_launch(ts, s, &op->l);
@@ -1183,13 +1236,13 @@ static void run_op(tstate *ts, const fop *op)
         ts->h = prog_hash_buf(ts->h, op->host, op->count);
         /* the legacy stream waited for the blocking streams: their copies are final */
         for (int i = 0; i < p->nstreams; i++)
-            if (p->st[i].thread == ts->t && implicitly_ordered(&p->st[i]))
+            if (p->st[i].thread == ts->t && implicitly_ordered(&p->st[i]) && p->st[i].dev == ts->dev)
                 observe(ts, i);
         break;
     case OP_H2D_SYNC:
         CK(drv.cuMemcpyHtoD(bd, op->host, op->count * sizeof(uint32_t)));
         for (int i = 0; i < p->nstreams; i++)
-            if (p->st[i].thread == ts->t && implicitly_ordered(&p->st[i]))
+            if (p->st[i].thread == ts->t && implicitly_ordered(&p->st[i]) && p->st[i].dev == ts->dev)
                 observe(ts, i);
         break;
     case OP_MEMSET_SYNC:
@@ -1197,8 +1250,9 @@ static void run_op(tstate *ts, const fop *op)
         break;
     case OP_TRANSFER:
     case OP_EVENT_DEP:
-        CK(d->cuEventRecord(ts->ev, h));
-        CK(T(p, op->stream2)->cuStreamWaitEvent(p->st[op->stream2].h, ts->ev, 0));
+        CK(d->cuEventRecord(ts->evd[ts->dev], h));
+        on_device_of(p, op->stream2); /* the waiting stream's device: a handle 0 names its own */
+        CK(T(p, op->stream2)->cuStreamWaitEvent(p->st[op->stream2].h, ts->evd[ts->dev], 0));
         break;
     case OP_STREAM_SYNC:
     case OP_STREAM_QUERY:
@@ -1207,7 +1261,10 @@ static void run_op(tstate *ts, const fop *op)
         sync_stream_op(ts, op);
         break;
     case OP_CTX_SYNC:
-        CK(drv.cuCtxSynchronize());
+        for (int dv = 0; dv < ndevices; dv++) {
+            on_device(dv);
+            CK(drv.cuCtxSynchronize());
+        }
         for (int i = 0; i < p->nstreams; i++)
             if (p->st[i].thread == ts->t)
                 observe(ts, i);
@@ -1229,6 +1286,12 @@ static void *thread_main(void *arg)
     tstate *ts = arg;
     prog_thread_init();
     CK(drv.cuEventCreate(&ts->ev, CU_EVENT_DISABLE_TIMING));
+    ts->evd[0] = ts->ev;
+    for (int dv = 1; dv < ndevices; dv++) {
+        on_device(dv);
+        CK(drv.cuEventCreate(&ts->evd[dv], CU_EVENT_DISABLE_TIMING));
+    }
+    on_device(0);
     memcpy(ts->fn, kfn, sizeof kfn);
     ts->fn[K_COUNT] = K.fault;
     if (ts->p->extended) {
@@ -1272,6 +1335,7 @@ static uint64_t run_plan(plan *p)
 {
     for (int s = 0; s < p->nstreams; s++) {
         fstream *st = &p->st[s];
+        on_device_of(p, s);
         switch (st->kind) {
         case SK_BLOCKING:
             CK(drv.cuStreamCreate(&st->h, CU_STREAM_DEFAULT));
@@ -1291,9 +1355,10 @@ static uint64_t run_plan(plan *p)
         }
     }
     for (int b = 0; b < p->nbufs; b++) {
+        on_device_of(p, p->b[b].home);
         if (p->b[b].mapped) {
             CK(drv.cuMemHostAlloc((void **)&p->b[b].host, p->b[b].words * sizeof(uint32_t),
-                                  CU_MEMHOSTALLOC_DEVICEMAP));
+                                  CU_MEMHOSTALLOC_DEVICEMAP | (ndevices > 1 ? CU_MEMHOSTALLOC_PORTABLE : 0)));
             CK(drv.cuMemHostGetDevicePointer(&p->b[b].d, p->b[b].host, 0));
         } else {
             CK(drv.cuMemAlloc(&p->b[b].d, p->b[b].words * sizeof(uint32_t)));
@@ -1305,10 +1370,13 @@ static uint64_t run_plan(plan *p)
             fop *op = &p->th[t].ops[i];
             if (!op->pinned)
                 continue;
-            CK(drv.cuMemHostAlloc((void **)&op->pin, op->count * sizeof(uint32_t), 0));
+            CK(drv.cuMemHostAlloc((void **)&op->pin, op->count * sizeof(uint32_t), ndevices > 1 ? CU_MEMHOSTALLOC_PORTABLE : 0));
             memcpy(op->pin, op->host, op->count * sizeof(uint32_t));
         }
-    CK(drv.cuCtxSynchronize());
+    for (int dv = ndevices - 1; dv >= 0; dv--) { /* ends with device 0 current */
+        on_device(dv);
+        CK(drv.cuCtxSynchronize());
+    }
 
     tstate ts[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
@@ -1330,7 +1398,10 @@ static uint64_t run_plan(plan *p)
         reset_after_fault(p);
         return h;
     }
-    CK(drv.cuCtxSynchronize());
+    for (int dv = ndevices - 1; dv >= 0; dv--) {
+        on_device(dv);
+        CK(drv.cuCtxSynchronize());
+    }
     uint64_t h = prog_hash_u64(PROG_HASH_INIT, p->seed);
     for (int t = 0; t < p->nthreads; t++) {
         for (int s = 0; s < p->nstreams; s++)
@@ -1340,6 +1411,8 @@ static uint64_t run_plan(plan *p)
         for (int s = 0; s < MAX_STREAMS; s++)
             free(ts[t].pend[s]);
         CK(drv.cuEventDestroy(ts[t].ev));
+        for (int dv = 1; dv < ndevices; dv++)
+            CK(drv.cuEventDestroy(ts[t].evd[dv]));
     }
     for (int b = 0; b < p->nbufs; b++) {
         uint32_t *tmp = host_words(p->b[b].words);
@@ -1371,7 +1444,7 @@ static uint64_t run_plan(plan *p)
 static void usage(void)
 {
     prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
-             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]");
+             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--devices=N]");
 }
 
 int main(int argc, char **argv)
@@ -1424,10 +1497,16 @@ int main(int argc, char **argv)
             extended = 0;
         } else if (!strcmp(a, "--faults")) {
             faults = 1;
+        } else if (!strncmp(a, "--devices=", 10)) {
+            ndevices = atoi(a + 10);
+            if (ndevices < 1 || ndevices > MAX_DEVICES)
+                usage();
         } else {
             usage();
         }
     }
+    if (ndevices > 1 && extended)
+        prog_die("--devices=N (N > 1) does not go with --ops=extended");
     if (min_threads < 1)
         min_threads = 1;
     if (max_threads > MAX_THREADS)
@@ -1472,6 +1551,29 @@ int main(int argc, char **argv)
     prog_drv_load_into(&drv_pt, PROG_ACCESS_PROCADDR_PTDS);
     prog_kernels_load(&K, 0);
     kernels_of(&K, kfn);
+    if (ndevices > 1) {
+        int n = 0;
+        CK(drv.cuDeviceGetCount(&n));
+        if (n < ndevices)
+            prog_die("--devices=%d: the driver has %d (SIMCUDA_DEVICES)", ndevices, n);
+        dctx[0] = prog_ctx;
+        KD[0] = K;
+        for (int dv = 1; dv < ndevices; dv++) {
+            CUdevice dev;
+            CK(drv.cuDeviceGet(&dev, dv));
+            CK(drv.cuDevicePrimaryCtxRetain(&dctx[dv], dev));
+            on_device(dv);
+            prog_kernels_load(&KD[dv], 0);
+        }
+        for (int dv = 0; dv < ndevices; dv++) {
+            on_device(dv);
+            kernels_of(&KD[dv], kfnd[dv]);
+            for (int o = 0; o < ndevices; o++)
+                if (o != dv)
+                    CK(drv.cuCtxEnablePeerAccess(dctx[o], 0));
+        }
+        on_device(0);
+    }
 
     for (unsigned long long seed = first; seed <= last; seed++) {
         plan p;

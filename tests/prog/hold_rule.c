@@ -9,6 +9,8 @@
  * copied back (a flush point). Its first WARMUP iterations use salt 0 (A is
  * captured and replays), then:
  *   diverge    salt = the iteration: every hold of A diverges at its end
+ *   never      salt = the iteration + 1 from the first iteration on: A never
+ *              repeats as a whole
  *   later      salt = the iteration for `iterations`, then salt 0 again for
  *              as many: the graph of A matches again, and the back-off's
  *              next try finds it
@@ -47,9 +49,9 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     int iterations = argc > 2 ? atoi(argv[2]) : 200;
     int diverge = !strcmp(mode, "diverge"), later = !strcmp(mode, "later"), new_graph = !strcmp(mode, "new-graph"),
-        beside = !strcmp(mode, "beside"), mostly = !strcmp(mode, "mostly");
-    if (!diverge && !later && !new_graph && !beside && !mostly)
-        prog_die("usage: prog_hold_rule diverge|later|new-graph|mostly|beside [iterations]");
+        beside = !strcmp(mode, "beside"), mostly = !strcmp(mode, "mostly"), never = !strcmp(mode, "never");
+    if (!diverge && !later && !new_graph && !beside && !mostly && !never)
+        prog_die("usage: prog_hold_rule diverge|never|later|new-graph|mostly|beside [iterations]");
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
@@ -61,7 +63,9 @@ int main(int argc, char **argv) {
     int total = WARMUP + iterations * (later || new_graph ? 2 : 1);
     for (int it = 0; it < total; it++) {
         uint32_t salt = (uint32_t)it;
-        if (it < WARMUP)
+        if (never)
+            salt = (uint32_t)it + 1;
+        else if (it < WARMUP)
             salt = 0;
         else if (it >= WARMUP + iterations)
             salt = later ? 0 : 1;

@@ -208,3 +208,52 @@ static void fault_body(const simcuda_dims *d, void **args)
         dlclose(lib);
 }
 SIMCUDA_KERNEL(fault, fault_body, sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t));
+
+/* A collective (issue 15: NCCL on the simulator), one part per rank:
+ * allreduce(u64 *comm, u32 *out, u32 rank, u32 nranks, u32 n, u32 timeout_ms).
+ * comm[0]: arrivals, comm[1]: departures, comm[2]: timeouts, comm[8 + r]: rank
+ * r's input (u32 *), comm[16 + r]: rank r's calls so far. Like an NCCL kernel,
+ * a rank's part blocks (on its stream's worker) until every rank's part has
+ * started: then out[i] = sum over ranks of in_r[i], in rank order; then it
+ * waits until every rank has read the inputs. A rank that waits longer than
+ * timeout_ms gives up and counts a timeout (the program prints it), so a
+ * held part that is never released ends the program with other output
+ * instead of hanging it. */
+static int wait_count(uint64_t *c, uint64_t target, uint32_t timeout_ms)
+{
+    struct timespec t0, t1, nap = {0, 20000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (__atomic_load_n(c, __ATOMIC_ACQUIRE) < target) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > (long)timeout_ms)
+            return -1;
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
+static void allreduce_body(const simcuda_dims *d, void **args)
+{
+    uint64_t *comm = ARG(uint64_t *, 0);
+    uint32_t *out = ARG(uint32_t *, 1), rank = ARG(uint32_t, 2), nranks = ARG(uint32_t, 3);
+    uint32_t n = limit(d, ARG(uint32_t, 4)), timeout_ms = ARG(uint32_t, 5);
+    if (nranks == 0 || nranks > 8 || rank >= nranks)
+        return;
+    uint64_t gen = ++comm[16 + rank]; /* only this rank's stream touches it, in order */
+    __atomic_fetch_add(&comm[0], 1, __ATOMIC_ACQ_REL);
+    if (wait_count(&comm[0], gen * nranks, timeout_ms)) {
+        __atomic_fetch_add(&comm[2], 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = 0;
+        for (uint32_t r = 0; r < nranks; r++)
+            s += ((const uint32_t *)(uintptr_t)comm[8 + r])[i] * (r + 1);
+        out[i] = s;
+    }
+    __atomic_fetch_add(&comm[1], 1, __ATOMIC_ACQ_REL);
+    if (wait_count(&comm[1], gen * nranks, timeout_ms))
+        __atomic_fetch_add(&comm[2], 1, __ATOMIC_SEQ_CST);
+}
+SIMCUDA_KERNEL(allreduce, allreduce_body, sizeof(uint64_t *), sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t),
+               sizeof(uint32_t), sizeof(uint32_t));

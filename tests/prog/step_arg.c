@@ -2,30 +2,47 @@
  * counter, as optimisers and random-number offsets do): every iteration
  * differs from the last in that one argument.
  *
- *   prog_step_arg [iterations (default 60)]
+ *   prog_step_arg [iterations (default 60)] [ring (default 0)]
  *
  * encore captures the sequence once and, each iteration, patches the new
  * step into its graph before replaying it (with ENCORE_PATCH=0 such
  * iterations run eagerly). The values depend on the step, so a replay with a
- * stale step changes the printed checksums. */
+ * stale step changes the printed checksums.
+ *
+ * With ring > 0 every launch's pointers also change: iteration i works on
+ * buffer pair i % ring (as a program cycling through a pool of activations
+ * does), so every node of the graph is patched, every iteration. */
 #include "prog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #define N 1024u
+#define RING_MAX 64
 
 int main(int argc, char **argv)
 {
     int iterations = argc > 1 ? atoi(argv[1]) : 60;
+    int ring = argc > 2 ? atoi(argv[2]) : 0;
+    if (ring < 0 || ring > RING_MAX) ring = 0;
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x, y, r;
+    CUdeviceptr x, y, r, xs[RING_MAX], ys[RING_MAX];
     prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int i = 0; i < ring; i++) {
+        xs[i] = prog_alloc(N);
+        ys[i] = prog_alloc(N);
+        k_fill(&k, s, xs[i], 7u * (uint32_t)i + 1u, N);
+        k_fill(&k, s, ys[i], 5u * (uint32_t)i + 2u, N);
+    }
 
     for (int it = 0; it < iterations; it++) {
+        if (ring) {
+            x = xs[it % ring];
+            y = ys[it % ring];
+        }
         k_add(&k, s, y, x, N);
         k_stamp(&k, s, y, N);
         k_mix(&k, s, x, (uint32_t)it, N); /* the step */

@@ -227,7 +227,8 @@ static double now_ms(void) {
 /* init and device                                                          */
 /* ------------------------------------------------------------------------ */
 static void ctx_sync_all(sim_ctx *c);
-static sim_ctx *g_primary;
+/* one primary context per device (SIMCUDA_DEVICES, sim_multidev.c) */
+static sim_ctx *g_primary[SIM_MAX_DEVICES];
 
 /* The driver tears itself down at exit, from an atexit handler registered by
  * the first cuInit (so it runs before the handlers registered earlier, a
@@ -239,7 +240,8 @@ static sim_ctx *g_primary;
  * turns it off. */
 static void teardown_at_exit(void) {
     if (atomic_load(&g_forked_child)) return; /* the parent's streams have no workers here */
-    if (g_primary) ctx_sync_all(g_primary);
+    for (int d = 0; d < SIM_MAX_DEVICES; d++)
+        if (g_primary[d]) ctx_sync_all(g_primary[d]);
     atomic_store(&g_torn_down, 1);
 }
 static void register_teardown(void) {
@@ -269,15 +271,15 @@ CUresult cuDriverGetVersion(int *driverVersion) {
 static CUresult check_dev(CUdevice d) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
-    return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    return d >= 0 && d < sim_device_count() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!device) return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-    *device = 0;
+    if (ordinal < 0 || ordinal >= sim_device_count()) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
     return CUDA_SUCCESS;
 }
 
@@ -285,7 +287,7 @@ CUresult cuDeviceGetCount(int *count) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!count) return CUDA_ERROR_INVALID_VALUE;
-    *count = 1;
+    *count = sim_device_count();
     return CUDA_SUCCESS;
 }
 
@@ -318,7 +320,8 @@ static CUresult get_uuid(CUuuid *uuid, CUdevice dev) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
     if (!uuid) return CUDA_ERROR_INVALID_VALUE;
-    static const char u[16] = "simcuda-device-0";
+    char u[17] = "simcuda-device-0";
+    u[15] = (char)('0' + dev);
     memcpy(uuid->bytes, u, 16);
     return CUDA_SUCCESS;
 }
@@ -360,7 +363,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
     case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: v = CU_COMPUTEMODE_DEFAULT; break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 1; break;
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: v = 0; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = 1 + (int)dev; break;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: v = 0; break;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: v = 0; break;
     case CU_DEVICE_ATTRIBUTE_TCC_DRIVER: v = 0; break;
@@ -395,8 +398,8 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
 /* ------------------------------------------------------------------------ */
 static __thread sim_ctx **t_stack;
 static __thread int t_depth, t_stackcap;
-static int g_primary_refs;
-static unsigned g_primary_flags;
+static int g_primary_refs[SIM_MAX_DEVICES];
+static unsigned g_primary_flags[SIM_MAX_DEVICES];
 
 static sim_ctx *ctx_live(CUcontext h) {
     sim_ctx *c = sim_reg_get(h, T_CTX);
@@ -661,15 +664,15 @@ CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
 /* primary context */
 static CUresult primary_get(CUdevice dev, sim_ctx **out) {
     pthread_mutex_lock(&g_mu);
-    if (!g_primary) {
+    if (!g_primary[dev]) {
         pthread_mutex_unlock(&g_mu);
-        sim_ctx *c = ctx_new(dev, g_primary_flags, true);
+        sim_ctx *c = ctx_new(dev, g_primary_flags[dev], true);
         if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
         pthread_mutex_lock(&g_mu);
-        if (!g_primary) g_primary = c;
+        if (!g_primary[dev]) g_primary[dev] = c;
         else { c->dead = true; sim_reg_del(c); }
     }
-    *out = g_primary;
+    *out = g_primary[dev];
     pthread_mutex_unlock(&g_mu);
     return CUDA_SUCCESS;
 }
@@ -681,7 +684,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     sim_ctx *c;
     if ((rc = primary_get(dev, &c))) return rc;
     pthread_mutex_lock(&g_mu);
-    g_primary_refs++;
+    g_primary_refs[dev]++;
     pthread_mutex_unlock(&g_mu);
     *pctx = (CUcontext)c;
     return CUDA_SUCCESS;
@@ -695,9 +698,9 @@ static CUresult primary_release(CUdevice dev) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
     pthread_mutex_lock(&g_mu);
-    if (g_primary_refs <= 0) { pthread_mutex_unlock(&g_mu); return CUDA_ERROR_INVALID_CONTEXT; }
-    bool last = --g_primary_refs == 0;
-    sim_ctx *c = g_primary;
+    if (g_primary_refs[dev] <= 0) { pthread_mutex_unlock(&g_mu); return CUDA_ERROR_INVALID_CONTEXT; }
+    bool last = --g_primary_refs[dev] == 0;
+    sim_ctx *c = g_primary[dev];
     pthread_mutex_unlock(&g_mu);
     if (last && c) ctx_reset(c);
     return CUDA_SUCCESS;
@@ -710,8 +713,8 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *acti
     if (rc) return rc;
     if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
-    *flags = g_primary_flags;
-    *active = g_primary_refs > 0;
+    *flags = g_primary_flags[dev];
+    *active = g_primary_refs[dev] > 0;
     pthread_mutex_unlock(&g_mu);
     return CUDA_SUCCESS;
 }
@@ -720,8 +723,8 @@ static CUresult primary_set_flags(CUdevice dev, unsigned flags) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
     pthread_mutex_lock(&g_mu);
-    g_primary_flags = flags;
-    if (g_primary) g_primary->flags = flags;
+    g_primary_flags[dev] = flags;
+    if (g_primary[dev]) g_primary[dev]->flags = flags;
     pthread_mutex_unlock(&g_mu);
     return CUDA_SUCCESS;
 }
@@ -733,11 +736,11 @@ static CUresult primary_reset(CUdevice dev) {
     if (rc) return rc;
     /* The context object stays valid (the program may make it current again
      * and keep using it); everything in it is destroyed: see ctx_reset. */
-    if (g_primary) ctx_reset(g_primary);
+    if (g_primary[dev]) ctx_reset(g_primary[dev]);
     pthread_mutex_lock(&g_mu);
-    g_primary_flags = 0;
-    g_primary_refs = 0;
-    if (g_primary) g_primary->flags = 0;
+    g_primary_flags[dev] = 0;
+    g_primary_refs[dev] = 0;
+    if (g_primary[dev]) g_primary[dev]->flags = 0;
     pthread_mutex_unlock(&g_mu);
     return CUDA_SUCCESS;
 }
@@ -1583,7 +1586,7 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         *(void **)data = (void *)(uintptr_t)ptr;
         break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = a.kind == A_MANAGED; break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = a.ctx ? (int)a.ctx->dev : 0; break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = a.base; break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = a.size; break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data = a.id; break;
@@ -1806,7 +1809,8 @@ void sim_work_release(sim_work *w) {
         w->u.k.kparams = NULL;
         break;
     case W_MEMCPY: free(w->u.cpy.staged); w->u.cpy.staged = NULL; break;
-    case W_EVENT: sim_event_unref(w->u.ev.ev); w->u.ev.ev = NULL; break;
+    case W_EVENT:
+    case W_EVWAIT: sim_event_unref(w->u.ev.ev); w->u.ev.ev = NULL; break;
     case W_GRAPH: sim_gsnap_free(w->u.graph.snap); w->u.graph.snap = NULL; break;
     default: break;
     }
@@ -1836,7 +1840,8 @@ int sim_work_copy(sim_work *dst, const sim_work *src) {
             memcpy(dst->u.cpy.staged, src->u.cpy.staged, src->u.cpy.n);
         }
         break;
-    case W_EVENT: atomic_fetch_add(&src->u.ev.ev->refs, 1); break;
+    case W_EVENT:
+    case W_EVWAIT: atomic_fetch_add(&src->u.ev.ev->refs, 1); break;
     case W_GRAPH: dst->kind = W_NOP; return -1;
     default: break;
     }
@@ -1903,6 +1908,7 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, int ptds) {
     sim_event *e = event_get(h);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
     if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+    if (e->ctx && e->ctx->dev != s->ctx->dev) return CUDA_ERROR_INVALID_HANDLE; /* sim_multidev.c */
     pthread_mutex_lock(&g_mu);
     if (s->kind == SK_LEGACY) {
         sim_capture *c = sim_capture_blocking_in_ctx_locked(s->ctx);
@@ -1913,9 +1919,14 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, int ptds) {
         }
     }
     if (s->cap) {
-        rc = sim_capture_event_record_locked(s, e);
+        rc = (flags & CU_EVENT_RECORD_EXTERNAL) ? sim_capture_event_record_external_locked(s, e)
+                                                : sim_capture_event_record_locked(s, e);
         pthread_mutex_unlock(&g_mu);
         return rc;
+    }
+    if (flags & CU_EVENT_RECORD_EXTERNAL) { /* documented: invalid outside a capture */
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_INVALID_VALUE;
     }
     pthread_mutex_lock(&e->mu);
     uint64_t gen = ++e->gen;
@@ -2036,6 +2047,11 @@ static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags, int pt
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
     if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
+    if (s->cap && (flags & CU_EVENT_WAIT_EXTERNAL)) {
+        rc = sim_capture_wait_external_locked(s, e);
+        pthread_mutex_unlock(&g_mu);
+        return rc;
+    }
     if (e->cap_id || s->cap) {
         rc = sim_capture_wait_event_locked(s, e);
         pthread_mutex_unlock(&g_mu);

@@ -95,6 +95,8 @@ static CUgraphNodeType work_node_type(int kind) {
     case W_HOST: return CU_GRAPH_NODE_TYPE_HOST;
     case W_MEMALLOC: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
     case W_MEMFREE: return CU_GRAPH_NODE_TYPE_MEM_FREE;
+    case W_EVENT: return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    case W_EVWAIT: return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
     }
 }
@@ -1065,10 +1067,16 @@ static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptds) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     /* an executable graph never runs concurrently with itself */
-    sim_dep prev = {e->last_s, e->last_seq};
+    sim_dep deps[17];
+    int nd = 0;
+    if (e->last_s) deps[nd++] = (sim_dep){e->last_s, e->last_seq};
+    sim_gsnap *snap = w.u.graph.snap; /* external wait and record nodes: sim_nodes.c */
+    nd += sim_nodes_graph_waits_locked(snap->works, snap->n, deps + nd, 16);
+    /* the records name the launch's op (its seq is the stream's next, under g_mu) before the worker may run it */
+    sim_nodes_graph_launched_locked(snap->works, snap->n, s, s->enqueued + 1);
     uint64_t seq = 0;
-    rc = sim_enqueue_locked(s, &w, &prev, prev.s ? 1 : 0, &seq);
-    if (rc) sim_gsnap_free(w.u.graph.snap);
+    rc = sim_enqueue_locked(s, &w, deps, nd, &seq);
+    if (rc) sim_gsnap_free(snap);
     else {
         e->last_s = s;
         e->last_seq = seq;

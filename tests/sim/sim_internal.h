@@ -56,7 +56,8 @@ typedef struct sim_gsnap sim_gsnap;
 /* ---- units of work: a stream op's payload or a graph node's ---- */
 enum work_kind {
     W_NOP = 0, W_KERNEL, W_MEMCPY, W_MEMSET, W_HOST, W_CALLBACK, W_EVENT, W_FREE,
-    W_GRAPH, W_STOP, W_MEMALLOC, W_MEMFREE
+    W_GRAPH, W_STOP, W_MEMALLOC, W_MEMFREE,
+    W_EVWAIT /* a graph's external wait node (sim_nodes.c) */
 };
 
 typedef struct sim_kcall {
@@ -220,6 +221,12 @@ sim_capture *sim_capture_blocking_in_ctx_locked(sim_ctx *ctx);
  * once the capture is invalidated) */
 CUresult sim_capture_event_record_locked(sim_stream *s, sim_event *e);
 CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e);
+/* sim_nodes.c (g_mu held): external event nodes; a graph launch's waits (deps, at most max) and records */
+CUresult sim_capture_event_record_external_locked(sim_stream *s, sim_event *e);
+CUresult sim_capture_wait_external_locked(sim_stream *s, sim_event *e);
+int sim_nodes_graph_waits_locked(const sim_work *works, int n, sim_dep *deps, int max);
+void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint64_t seq);
+bool sim_is_pinned(const void *p, size_t n);
 /* the active capture with this id, or NULL (g_mu held) */
 sim_capture *sim_capture_find_locked(unsigned long long id);
 
@@ -302,6 +309,15 @@ void sim_reg_foreach(int type, void (*fn)(void *p, void *ud), void *ud);
 
 /* ---- memory helpers (sim_core.c) ---- */
 bool sim_is_pinned(const void *p, size_t n);
+
+/* ---- several devices (sim_multidev.c): SIMCUDA_DEVICES of them ---- */
+#define SIM_MAX_DEVICES 8
+int sim_device_count(void);
+/* the multi-device entry points, for cuGetProcAddress's table */
+void sim_multidev_procs(void (*add)(const char *name, int version, int per_thread, void *fn));
+/* may a kernel of module context `fctx` (NULL: context-independent) run on
+ * stream s while `cur` is current? CUDA_SUCCESS or the driver's error */
+CUresult sim_launch_ctx_check(const sim_ctx *cur, const sim_stream *s, const sim_ctx *fctx);
 
 CUresult sim_graph_node_get_dependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies);
 

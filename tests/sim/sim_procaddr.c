@@ -40,6 +40,7 @@ static void proc_add(const char *name, int version, int per_thread, void *fn) {
 #define T(name, ver, sfx, fn) do { PFN_##name##_v##ver##_##sfx p_ = fn; proc_add(#name, ver, 1, (void *)p_); } while (0)
 
 static void procs_init(void) {
+    sim_multidev_procs(proc_add); /* several devices (sim_multidev.c) */
     E(cuGetErrorString, 6000, cuGetErrorString);
     E(cuGetErrorName, 6000, cuGetErrorName);
     E(cuInit, 2000, cuInit);

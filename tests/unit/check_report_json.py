@@ -31,7 +31,8 @@ EVENT_KEYS = {
     "summary": {"version", "launches_seen", "launches_replayed", "launches_eager", "replay_pct",
                 "graphs_captured", "graph_launches", "graph_launches_patched", "graphs_evicted", "capture_failures", "divergences",
                 "divergences_by_kind", "flushes", "flushes_by_call", "calls", "holds", "holds_replayed",
-                "held_unpaid_ns", "holds_given_up", "holds_resumed", "deferred_ns", "deferred_samples", "disabled",
+                "held_unpaid_ns", "holds_given_up", "holds_resumed", "streams_left_alone", "switched_off",
+                "launches_passive", "deferred_ns", "deferred_samples", "disabled",
                 "top_sequences", "top_divergences"},
 }
 DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "config",
@@ -49,7 +50,9 @@ TOP_LABELS = {"kernel launches seen": "launches_seen", "replayed through graphs"
               "capture failures": "capture_failures", "divergences": "divergences",
               "holds (held launches released)": "holds", "ended in a replay": "holds_replayed",
               "given up where holds did not pay": "holds_given_up",
-              "tried again later": "holds_resumed"}
+              "tried again later": "holds_resumed",
+              "streams left alone (MAX_GAP)": "streams_left_alone",
+              "switched off by the program": "switched_off", "launches while switched off": "launches_passive"}
 WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "short"}
 
 
@@ -125,7 +128,7 @@ def main():
     check("summary: call classes are the documented keys", set(s["calls"]) == set(CALL_LABELS.values()))
 
     t = parse_table(table)
-    check("table: header names the pid", table.startswith(f"encore report (pid {s['pid']})\n"))
+    check("table: header names the pid", table.startswith(f"encore report (pid {s['pid']}, version {s['version']})\n"))
     for key in TOP_LABELS.values():
         check(f"table == summary: {key}", t.get(key) == s[key], f"table {t.get(key)} json {s[key]}")
     check("table == summary: replay_pct", t.get("replay_pct") == s["replay_pct"],

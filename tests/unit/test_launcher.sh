@@ -44,7 +44,7 @@ has() { grep -qxF -- "$2" <<<"$1"; }
 run -- --help
 missing=""
 for f in --off --min-repeats --max-sequence --min-sequence --max-graphs --deadline --include --exclude --report \
-         --report-file --log --log-level --print-config --stats --lib --help Examples ENCORE_BUILD_DIR; do
+         --report-file --log --log-level --print-config --stats --nvtx --lib --version --help Examples ENCORE_BUILD_DIR; do
     grep -q -- "$f" <<<"$out" || missing="$missing $f"
 done
 check "launcher: --help exits 0 and documents every flag" "$([ $rc -eq 0 ] && [ -z "$missing" ]; echo $?)" "rc=$rc missing:$missing"
@@ -182,6 +182,7 @@ flag_case "--deadline 2ms" "ENCORE_FLUSH_DEADLINE=2ms"
 flag_case "--include gemm*,relu*" "ENCORE_INCLUDE=gemm*,relu*"
 flag_case "--exclude *nccl*" "ENCORE_EXCLUDE=*nccl*"
 flag_case "--report" "ENCORE_REPORT=1"
+flag_case "--nvtx" "ENCORE_NVTX=1"
 flag_case "--report-file r-%p.txt" "ENCORE_REPORT_FILE=r-%p.txt" "ENCORE_REPORT=1"
 flag_case "--log run-%p.jsonl" "ENCORE_LOG=run-%p.jsonl"
 flag_case "--log-level debug" "ENCORE_LOG_LEVEL=debug"
@@ -208,6 +209,18 @@ check "launcher: no flags, no ENCORE_ variables" "$(! grep -q "^ENCORE" <<<"$out
 
 run -- --lib "$lib" --min-repeats abc -- env
 check "launcher: values are passed as given (encore itself warns)" "$(has "$out" "ENCORE_MIN_REPEATS=abc"; echo $?)" "$out"
+
+# --version: the version the library found carries ("encore-version X.Y.Z"), no program needed
+vlib=$tmp/vlib/libencore.so
+mkdir -p "$tmp/vlib"
+echo 'const char encore_tag[] = "encore-version 9.8.7";' >"$tmp/v.c"
+"$cc" -shared -fPIC -o "$vlib" "$tmp/v.c"
+run -- --lib "$vlib" --version
+check "launcher: --version prints the library's version" \
+    "$([ $rc -eq 0 ] && grep -q "^encore 9.8.7 ($vlib)$" <<<"$out"; echo $?)" "rc=$rc $out"
+run -- --lib "$lib" --version
+check "launcher: --version of a library without one says unknown" \
+    "$([ $rc -eq 0 ] && grep -q "^encore unknown " <<<"$out"; echo $?)" "rc=$rc $out"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -125,4 +125,18 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, _ = run(empty)
     check("log-summary: an empty log says so", rc == 0 and "no encore events found" in out, out)
 
+    # --timeline: drawn with matplotlib where it is installed; else one message, exit 0, the text still printed
+    png = os.path.join(d, "timeline.png")
+    rc, out, err = run("--timeline", png, "--pid", "100", a)
+    try:
+        import matplotlib  # noqa: F401
+        check("log-summary --timeline: draws the process's timeline (matplotlib installed)",
+              rc == 0 and os.path.getsize(png) > 1000 and "timeline of pid 100" in err, err)
+    except ImportError:
+        check("log-summary --timeline: without matplotlib says so, draws nothing, still summarises",
+              rc == 0 and "needs matplotlib" in err and not os.path.exists(png) and "pid 100" in out, err)
+    rc, out, err = run("--timeline", png, "--pid", "999999", a)
+    check("log-summary --timeline: an unknown --pid -> exit 2 with a message", rc == 2 and "no process 999999" in err,
+          err)
+
 finish()

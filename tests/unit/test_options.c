@@ -77,6 +77,7 @@ static const struct good goods[] = {
     {"ENCORE_FLUSH_DEADLINE", "500", 500, NULL},
     {"ENCORE_FLUSH_DEADLINE", "2ms", 2000, NULL},
     {"ENCORE_MAX_GAP", "25us", 25, NULL},
+    {"ENCORE_HOLD_BUDGET", "0", 0, NULL},
     {"ENCORE_INCLUDE", "gemm*,relu*", 0, "gemm*,relu*"},
     {"ENCORE_EXCLUDE", "*nccl*", 0, "*nccl*"},
     {"ENCORE_REPORT", "yes", 1, NULL},
@@ -86,6 +87,7 @@ static const struct good goods[] = {
     {"ENCORE_PRINT_CONFIG", "true", 1, NULL},
     {"ENCORE_STATS", "1", 1, NULL},
     {"ENCORE_WRAP_PASS", "yes", 1, NULL},
+    {"ENCORE_NVTX", "on", 1, NULL},
     {"ENCORE_PATCH", "on", 1, NULL},
     {"ENCORE_HOLD_RULE", "off", 0, NULL},
 };
@@ -110,12 +112,14 @@ static const struct bad bads[] = {
     {"ENCORE_FLUSH_DEADLINE", "0", "ENCORE_FLUSH_DEADLINE=0 is out of range (1us..10s); using the default 200us"},
     {"ENCORE_FLUSH_DEADLINE", "11s", "ENCORE_FLUSH_DEADLINE=11s is out of range (1us..10s); using the default 200us"},
     {"ENCORE_MAX_GAP", "0", "ENCORE_MAX_GAP=0 is out of range (1us..10s); using the default 10us"},
+    {"ENCORE_HOLD_BUDGET", "11s", "ENCORE_HOLD_BUDGET=11s is out of range (0us..10s); using the default 120us"},
     {"ENCORE_REPORT", "please", "ENCORE_REPORT=please is not a valid boolean (1/0, on/off, true/false, yes/no); using the default 0"},
     {"ENCORE_LOG_LEVEL", "loud", "ENCORE_LOG_LEVEL=loud is not a valid log level (error, warn, info, debug, trace or 0..4); using the default warn"},
     {"ENCORE_LOG_LEVEL", "5", "ENCORE_LOG_LEVEL=5 is not a valid log level"},
     {"ENCORE_PRINT_CONFIG", "nope", "ENCORE_PRINT_CONFIG=nope is not a valid boolean"},
     {"ENCORE_STATS", "enable", "ENCORE_STATS=enable is not a valid boolean"},
     {"ENCORE_WRAP_PASS", "2", "ENCORE_WRAP_PASS=2 is not a valid boolean"},
+    {"ENCORE_NVTX", "maybe", "ENCORE_NVTX=maybe is not a valid boolean"},
     {"ENCORE_PATCH", "sometimes", "ENCORE_PATCH=sometimes is not a valid boolean"},
     {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
 };
@@ -136,7 +140,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 18);
+        EXPECT_EQ_INT(enc_option_count, 20);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
@@ -154,8 +158,10 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.print_config, 0);
         EXPECT_EQ_INT(enc_opt.stats, 0);
         EXPECT_EQ_INT(enc_opt.wrap_pass, 0);
-        EXPECT_EQ_INT(enc_opt.patch, 0);
+        EXPECT_EQ_INT(enc_opt.nvtx, 0);
+        EXPECT_EQ_INT(enc_opt.patch, 1);
         EXPECT_EQ_INT(enc_opt.hold_rule, 1);
+        EXPECT_EQ_INT(enc_opt.hold_budget, 120);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);

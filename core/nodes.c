@@ -1,0 +1,207 @@
+/* encore: stream operations other than kernel launches as parts of sequences.
+ *
+ * An event record, a wait on an event, an asynchronous copy between device
+ * memory and page-locked host memory, and a memset are recorded into the
+ * open sequence like a launch (a stand-in "function" per kind, its enc_op as
+ * the one argument), held with it, captured as the matching graph node and
+ * replayed with it. What makes one safe to hold (else the stream's sequence
+ * ends before it, as for any flush-stream call):
+ *
+ *   record  the event is known (created through encore), not interprocess,
+ *           and without timing (docs/driver-rules.md: timing events and IPC
+ *           events are not held); its flags are the default. Captured with
+ *           CU_EVENT_RECORD_EXTERNAL: the graph launch records the program's
+ *           event where the eager record would have.
+ *   wait    the event is known, not interprocess; default flags. Captured
+ *           with CU_EVENT_WAIT_EXTERNAL.
+ *   copy    both ends inside memory the program allocated on the device or
+ *           page-locked (evtab.c): a pageable (or unknown) host end cannot
+ *           be captured.
+ *   memset  its destination inside device memory the program allocated.
+ *
+ * Order around events (evtab.c keeps which open sequence has a record of an
+ * event, or a wait on it, until the sequence ends; an observer ends that
+ * sequence, issuing what it holds: the same cut points whether held or not):
+ *   - any call naming an event first issues what holds a record of it (and a
+ *     wait on it): cuEventQuery/Synchronize/ElapsedTime/Destroy, a wait on
+ *     another stream, a record on another stream;
+ *   - a wait is taken only once the event's latest record is issued (its
+ *     holder's sequence ends first), so that the wait waits for that record;
+ *   - a record of an event some stream holds a wait on first releases that
+ *     wait: a later record must not be seen by an earlier wait.
+ *
+ * Hot path: a few table probes (no lock for lookups, one mutex to note a
+ * held event), the same recording as a launch; no allocation. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/driver.h"
+#include "base/log.h"
+#include "core/internal.h"
+#include "policy/options.h"
+
+/* ---- the stand-in layouts ------------------------------------------------------------ */
+
+static enc_layout *op_layouts[ENC_OP_KINDS];
+static pthread_once_t op_once = PTHREAD_ONCE_INIT;
+
+static void make_layouts(void) {
+    static const char *const names[ENC_OP_KINDS] = {NULL, "[event record]", "[event wait]", "[memcpy]", "[memset]"};
+    for (int k = 1; k < ENC_OP_KINDS; k++) {
+        enc_layout *L = calloc(1, sizeof *L + 2 * sizeof(uint32_t));
+        if (!L) continue;
+        L->func = (void *)ENC_OP_FUNC(k);
+        L->nparams = 1;
+        L->argbytes = sizeof(enc_op);
+        L->off[0] = 0;
+        L->off[1] = sizeof(enc_op);
+        L->ok = 1;
+        L->is_op = 1;
+        strncpy(L->name, names[k], sizeof L->name - 1);
+        op_layouts[k] = L;
+    }
+}
+
+const enc_layout *enc_op_layout(CUfunction f) {
+    pthread_once(&op_once, make_layouts);
+    return op_layouts[(uintptr_t)f];
+}
+
+/* ---- issuing and checking ops ------------------------------------------------------------- */
+
+static CUresult issue_set(const enc_op *op, CUstream s) {
+    switch (op->flags) {
+    case 1: return enc_drv.memsetD8Async(op->dst, (unsigned char)op->value, op->n, s);
+    case 2: return enc_drv.memsetD16Async(op->dst, (unsigned short)op->value, op->n, s);
+    default: return enc_drv.memsetD32Async(op->dst, op->value, op->n, s);
+    }
+}
+
+CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture) {
+    enc_op op;
+    memcpy(&op, arena + r->arg_off, sizeof op);
+    switch (op.kind) {
+    case ENC_OP_RECORD:
+        return AUDITED(enc_drv.eventRecordWithFlags(op.ev, stream, capture ? CU_EVENT_RECORD_EXTERNAL : 0));
+    case ENC_OP_WAIT: return AUDITED(enc_drv.streamWaitEvent(stream, op.ev, capture ? CU_EVENT_WAIT_EXTERNAL : 0));
+    case ENC_OP_COPY: return AUDITED(enc_drv.memcpyAsync(op.dst, op.src, op.n, stream));
+    case ENC_OP_SET: return AUDITED(issue_set(&op, stream));
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+int enc_op_node_ok(CUgraphNode node, const enc_rec *r) {
+    static const CUgraphNodeType want[ENC_OP_KINDS] = {0, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+                                                       CU_GRAPH_NODE_TYPE_WAIT_EVENT, CU_GRAPH_NODE_TYPE_MEMCPY,
+                                                       CU_GRAPH_NODE_TYPE_MEMSET};
+    CUgraphNodeType type;
+    return enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS && type == want[(uintptr_t)r->f];
+}
+
+/* Could op be held at all (the driver entry points are there, the event or memory is known)? */
+static int holdable(const enc_op *op) {
+    switch (op->kind) {
+    case ENC_OP_RECORD: return enc_drv.eventRecordWithFlags && op->flags == 0 && enc_evtab_event_ok(op->ev, 1);
+    case ENC_OP_WAIT: return op->flags == 0 && enc_evtab_event_ok(op->ev, 0);
+    case ENC_OP_COPY:
+        return enc_drv.memcpyAsync && op->n && enc_mem_kind(op->dst, op->n) && enc_mem_kind(op->src, op->n);
+    case ENC_OP_SET:
+        return enc_drv.memsetD32Async && op->n && (op->flags == 1 || op->flags == 2 || op->flags == 4) &&
+               enc_mem_kind(op->dst, op->n * op->flags) == ENC_MEM_DEVICE;
+    default: return 0;
+    }
+}
+
+/* ---- events: who must go first ----------------------------------------------------------- */
+
+/* Issue what `o` holds (its sequence ends: the observer is a flush point of it). */
+static void flush_holder(enc_stream_state *o, CUevent ev, int wait) {
+    pthread_mutex_lock(&o->mu);
+    if (enc_evtab_holder(ev, wait) == o) enc_sequence_end(o, ENC_FLUSH_STREAM_CALL);
+    pthread_mutex_unlock(&o->mu);
+}
+
+void enc_core_event_observe(CUevent ev) {
+    if (!ev || !__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
+    for (int wait = 0; wait < 2; wait++) {
+        enc_stream_state *o = enc_evtab_holder(ev, wait);
+        if (o) flush_holder(o, ev, wait);
+    }
+}
+
+void enc_core_event_destroyed(CUevent ev) { enc_evtab_forget_event(ev); }
+
+/* Before op on st: what holds the event in a way op must come after. */
+static void order_event(const enc_op *op, enc_stream_state *st) {
+    if (!__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
+    enc_stream_state *rec = enc_evtab_holder(op->ev, 0);
+    if (op->kind == ENC_OP_WAIT) { /* the record it waits for must be issued: even st's own */
+        if (rec) flush_holder(rec, op->ev, 0);
+        return;
+    }
+    enc_stream_state *w = enc_evtab_holder(op->ev, 1); /* a record: earlier waits see the earlier record */
+    if (w) flush_holder(w, op->ev, 1);
+    if (rec && rec != st) flush_holder(rec, op->ev, 0);
+}
+
+/* ---- taking an op into the sequence --------------------------------------------------------- */
+
+static int note_event(enc_stream_state *st, const enc_op *op) {
+    if (op->kind != ENC_OP_RECORD && op->kind != ENC_OP_WAIT) return 1;
+    return enc_evtab_hold(st, op->ev, op->kind == ENC_OP_WAIT);
+}
+
+/* The pending op was held (2), or goes to the driver now, part of the sequence (1). With st->mu held. */
+static int hold_or_pass(enc_stream_state *st, const enc_op *op) {
+    enc_rec *r = &st->seq.recs[st->seq.n];
+    int noted = note_event(st, op); /* held or not: an observer of the event ends the sequence (a cut point) */
+    if (st->held) {
+        uint32_t c = enc_store_child(&st->store, st->node, r->sfp);
+        if (c != ENC_NO_NODE && noted) {
+            st->node = c;
+            enc_record_commit(&st->seq);
+            return 2;
+        }
+        enc_release_on_divergence(st, r->f, r->L, c == ENC_NO_NODE);
+    } else if (noted && st->seq.n == 0 && st->store.ngraphs && enc_launch_start_holding(st)) {
+        return 2;
+    }
+    enc_record_commit(&st->seq);
+    return 1;
+}
+
+static int take(enc_stream_state *st, const enc_op *op) {
+    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
+    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
+        enc_stream_check_attrs(st);
+    if (st->attrs_differ || (st->sparse && !st->held)) return 0;
+    void *params[1] = {(void *)op};
+    enc_launch l = {.shape = ENC_SHAPE_LK, .f = ENC_OP_FUNC(op->kind), .params = params};
+    const enc_layout *L = enc_op_layout(l.f);
+    if (!L || !enc_sequence_record(st, &l, L)) return 0;
+    int r = hold_or_pass(st, op);
+    if (st->seq.n >= (uint32_t)enc_opt.max_sequence) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
+    return r;
+}
+
+int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
+    enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
+    if (op->kind == ENC_OP_RECORD || op->kind == ENC_OP_WAIT) order_event(op, st);
+    if (!st || !holdable(op)) return 0;
+    enc_launch_legacy_order(st);
+    pthread_mutex_lock(&st->mu);
+    enc_stream_join_side(st);
+    int r = take(st, op);
+    pthread_mutex_unlock(&st->mu);
+    return r;
+}
+
+void enc_core_op_failed(CUstream stream, int per_thread) {
+    enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
+    if (!st) return;
+    pthread_mutex_lock(&st->mu);
+    st->seq.poisoned = 1; /* never capture a sequence that failed */
+    pthread_mutex_unlock(&st->mu);
+}

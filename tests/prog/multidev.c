@@ -1,0 +1,207 @@
+/* One process driving two devices (issue 15), on the simulator's
+ * SIMCUDA_DEVICES=2. One host thread switches the current context
+ * (cuCtxSetCurrent, what cudaSetDevice does) between the two devices'
+ * primary contexts; each device has its own kernels module, buffers and
+ * stream. One behaviour per mode:
+ *
+ *   independent   each device runs the hot loop's five launches on its own
+ *                 stream, the devices interleaved: both replayed, neither
+ *                 ordered after the other
+ *   legacy        the same on each device's legacy default stream (one per
+ *                 context: they do not synchronise with each other)
+ *   peer-copy     device 0's launches (held) produce y0; with device 1
+ *                 current, a cuMemcpyPeerAsync on device 0's stream copies
+ *                 it to device 1, whose stream waits for it (an event of
+ *                 device 0) and goes on; every 8th iteration a synchronous
+ *                 cuMemcpyPeer (ordered after all of both devices' work)
+ *   event-wait    ping-pong: device 1's stream waits for an event recorded
+ *                 on device 0's and reads device 0's memory (peer access),
+ *                 then device 0 waits for device 1's event; the host waits
+ *                 for device 1's event with device 0 current
+ *   switch-mid    the current device changes in the middle of a sequence
+ *                 (held launches on device 0, launches on device 1, back);
+ *                 from iteration 20 on, every other iteration also launches
+ *                 on device 0's stream while device 1 is current, which the
+ *                 driver refuses (CUDA_ERROR_INVALID_HANDLE): the answer is
+ *                 printed, and it must be the driver's with encore too
+ *
+ * Every iteration prints both devices' reductions. */
+#include "prog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 1024u
+#define ITERATIONS 60
+
+static CUcontext ctx[2];
+static prog_kernels K[2];
+static CUstream S[2];
+static CUdeviceptr X[2], Y[2], R[2];
+
+static void use(int d) { CK(drv.cuCtxSetCurrent(ctx[d])); }
+
+static void setup(int legacy)
+{
+    prog_init();
+    int n = 0;
+    CK(drv.cuDeviceGetCount(&n));
+    if (n < 2)
+        prog_die("needs two devices (SIMCUDA_DEVICES=2), found %d", n);
+    ctx[0] = prog_ctx;
+    CUdevice d1;
+    CK(drv.cuDeviceGet(&d1, 1));
+    CK(drv.cuDevicePrimaryCtxRetain(&ctx[1], d1));
+    for (int d = 0; d < 2; d++) {
+        use(d);
+        prog_kernels_load(&K[d], 0);
+        S[d] = legacy ? CU_STREAM_LEGACY : prog_stream(CU_STREAM_NON_BLOCKING);
+        prog_hot_buffers(&K[d], S[d], N, &X[d], &Y[d], &R[d]);
+    }
+}
+
+/* the first launches of device d's iteration, then the rest */
+static void head(int d, int it)
+{
+    k_mix(&K[d], S[d], X[d], 5 + (uint32_t)d, N);
+    k_add(&K[d], S[d], Y[d], X[d], N);
+    (void)it;
+}
+static void tail(int d)
+{
+    k_stamp(&K[d], S[d], Y[d], N);
+    k_axpy(&K[d], S[d], X[d], Y[d], 3 + (uint32_t)d, N);
+    k_reduce(&K[d], S[d], R[d], Y[d], N);
+}
+
+static void print_both(int it)
+{
+    for (int d = 0; d < 2; d++) {
+        use(d);
+        prog_print_reduce(S[d], R[d], d ? "device 1 iteration" : "device 0 iteration", it);
+    }
+}
+
+static void independent(void)
+{
+    for (int it = 0; it < ITERATIONS; it++) {
+        for (int d = 0; d < 2; d++) {
+            use(d);
+            head(d, it);
+            tail(d);
+        }
+        print_both(it);
+    }
+}
+
+static void switch_mid(void)
+{
+    for (int it = 0; it < ITERATIONS; it++) {
+        use(0);
+        head(0, it);
+        use(1);
+        head(1, it);
+        if (it >= 20 && it % 2 == 0) { /* device 0's stream while device 1 is current */
+            CUresult r = prog_launch_rc(K[0].stamp, PROG_GRID(N), PROG_BLOCK, 0, S[0],
+                                        (void *[]){&Y[0], &(uint32_t){N}});
+            printf("iteration %d: a launch on device 0's stream with device 1 current: %s\n", it, prog_err_name(r));
+        }
+        use(0);
+        tail(0);
+        use(1);
+        tail(1);
+        print_both(it);
+    }
+}
+
+static void peer_copy(void)
+{
+    int can = 0;
+    CK(drv.cuDeviceCanAccessPeer(&can, 1, 0));
+    printf("device 1 can access device 0: %d\n", can);
+    use(1);
+    CK(drv.cuCtxEnablePeerAccess(ctx[0], 0));
+    CUdeviceptr z1 = prog_alloc(N);
+    use(0);
+    CUevent copied;
+    CK(drv.cuEventCreate(&copied, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < ITERATIONS; it++) {
+        use(0);
+        head(0, it);
+        k_stamp(&K[0], S[0], Y[0], N);
+        use(1);
+        /* device 0's stream, device 1 current: ordered after the launches above */
+        CK(drv.cuMemcpyPeerAsync(Y[1], ctx[1], Y[0], ctx[0], N * sizeof(uint32_t), S[0]));
+        CK(drv.cuEventRecord(copied, S[0]));
+        CK(drv.cuStreamWaitEvent(S[1], copied, 0));
+        k_axpy(&K[1], S[1], X[1], Y[1], 7, N);
+        k_reduce(&K[1], S[1], R[1], X[1], N);
+        use(0);
+        k_axpy(&K[0], S[0], X[0], Y[0], 3, N);
+        k_reduce(&K[0], S[0], R[0], Y[0], N);
+        if (it % 8 == 7) {
+            use(1);
+            CK(drv.cuMemcpyPeer(z1, ctx[1], X[0], ctx[0], N * sizeof(uint32_t)));
+            printf("iteration %d: synchronous peer copy %016llx\n", it, (unsigned long long)prog_hash_dev(S[1], z1, N));
+        }
+        print_both(it);
+    }
+}
+
+static void event_wait(void)
+{
+    use(1);
+    CK(drv.cuCtxEnablePeerAccess(ctx[0], 0));
+    CUevent e1;
+    CK(drv.cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
+    use(0);
+    CK(drv.cuCtxEnablePeerAccess(ctx[1], 0));
+    CUevent e0;
+    CK(drv.cuEventCreate(&e0, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < ITERATIONS; it++) {
+        use(0);
+        head(0, it);
+        CK(drv.cuEventRecord(e0, S[0]));
+        use(1);
+        CK(drv.cuStreamWaitEvent(S[1], e0, 0));
+        k_add(&K[1], S[1], Y[1], X[0], N); /* device 0's memory */
+        k_stamp(&K[1], S[1], Y[1], N);
+        CK(drv.cuEventRecord(e1, S[1]));
+        use(0);
+        CK(drv.cuStreamWaitEvent(S[0], e1, 0));
+        k_add(&K[0], S[0], X[0], Y[1], N); /* device 1's memory */
+        tail(0);
+        CK(drv.cuEventSynchronize(e1)); /* device 1's event, device 0 current */
+        use(1);
+        k_reduce(&K[1], S[1], R[1], Y[1], N);
+        print_both(it);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "independent") || !strcmp(mode, "legacy")) {
+        setup(!strcmp(mode, "legacy"));
+        independent();
+    } else if (!strcmp(mode, "switch-mid")) {
+        setup(0);
+        switch_mid();
+    } else if (!strcmp(mode, "peer-copy")) {
+        setup(0);
+        peer_copy();
+    } else if (!strcmp(mode, "event-wait")) {
+        setup(0);
+        event_wait();
+    } else {
+        prog_die("usage: prog_multidev independent|legacy|switch-mid|peer-copy|event-wait");
+    }
+    for (int d = 0; d < 2; d++) {
+        use(d);
+        printf("device %d final x %016llx y %016llx\n", d, (unsigned long long)prog_hash_dev(S[d], X[d], N),
+               (unsigned long long)prog_hash_dev(S[d], Y[d], N));
+    }
+    prog_report_launches();
+    return 0;
+}
