@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# pkg.wheel_installs_and_runs_launcher: README's pip lines, run as given in
+# a copy of the source tree: `pip install .` into a fresh virtual environment,
+# then a wheel built once and installed offline into another; each installed
+# `encore` command (and `python -m encore`) runs a program on the simulated
+# driver and prints encore's report. Skips (77) when scikit-build-core cannot
+# be had (no PyPI here).
+# Usage: test_pkg_wheel.sh SOURCE-ROOT SIM-DIR PROGRAM VERSION
+set -u
+root=$1 sim=$2 prog=$3 version=$4
+. "$(dirname "$0")/pkg_common.sh"
+
+PIP_LINE='pip install .'
+WHEEL_LINE='pip wheel --no-deps -w dist .'
+OFFLINE_LINE='pip install --no-index dist/encore_cuda-*.whl'
+for l in "$PIP_LINE" "$WHEEL_LINE" "$OFFLINE_LINE"; do
+    readme_has "$l" || { echo "FAIL README.md lacks the install line: $l"; exit 1; }
+done
+ok "wheel: README gives the pip lines this test runs"
+
+py=$(command -v python3) || skip "no python3"
+"$py" -m venv --help >/dev/null 2>&1 || skip "python3 has no venv module (apt-get install python3-venv)"
+tmp=$(mktemp -d /tmp/encore-wheel-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+"$py" -m venv "$tmp/probe" >/dev/null || skip "cannot create a virtual environment"
+if ! timeout 120 "$tmp/probe/bin/pip" download -q --no-deps -d "$tmp/probe-dl" scikit-build-core >"$tmp/probe.log" 2>&1; then
+    tail -3 "$tmp/probe.log"
+    skip "scikit-build-core (the wheel's build backend) cannot be obtained here (no PyPI?); the wheel is not tested"
+fi
+
+# a clean copy of the sources (no build directories): dist/ goes there
+mkdir -p "$tmp/src"
+tar -C "$root" --exclude='./build*' --exclude=./.git --exclude=./dist -cf - . | tar -C "$tmp/src" -xf -
+export SKBUILD_BUILD_DIR=$tmp/skbuild # both pip builds share one CMake build directory
+
+"$py" -m venv "$tmp/a"
+out=$(cd "$tmp/src" && PATH=$tmp/a/bin:$PATH && eval "$PIP_LINE" 2>&1)
+check "wheel: '$PIP_LINE' into a fresh virtual environment" "$?" "$(tail -20 <<<"$out")"
+run_installed "wheel (pip install .)" "$tmp/a/bin/encore"
+run_installed "wheel (python -m encore)" "$tmp/a/bin/python" -m encore
+lib=$("$tmp/a/bin/python" -c 'import encore; print(encore.library_path())')
+check "wheel: libencore.so inside the package needs nothing but libc" \
+    "$([ -f "$lib" ] && ! ldd "$lib" | grep -v -E 'linux-vdso|libc\.so|ld-linux|libdl\.so|libpthread\.so' | grep -q .; echo $?)" \
+    "$(ldd "$lib" 2>&1)"
+
+out=$(cd "$tmp/src" && PATH=$tmp/a/bin:$PATH && eval "$WHEEL_LINE" 2>&1)
+check "wheel: '$WHEEL_LINE' builds a wheel" "$?" "$(tail -20 <<<"$out")"
+"$py" -m venv "$tmp/b"
+out=$(cd "$tmp/src" && PATH=$tmp/b/bin:$PATH && eval "$OFFLINE_LINE" 2>&1)
+check "wheel: '$OFFLINE_LINE' installs it offline into another fresh environment" "$?" "$(tail -20 <<<"$out")"
+run_installed "wheel (offline)" "$tmp/b/bin/encore"
+finish
