@@ -1,0 +1,507 @@
+"""The paired method of scripts/bench (--method pairs|switch): ratios that resolve 2%.
+
+Process-to-process variation on the GPU machines reaches 1.8x, so one process per variant
+decides nothing. Two ways to pair:
+
+  pairs   many short interleaved processes, eager (no preload), encore-off (ENCORE=0) and
+          encore, the order alternating round by round; one ratio per adjacent pair
+          (variant / eager of the same round), median ratio with a bootstrap 95% interval.
+  switch  one process per workload and encore variant, alternating blocks with encore
+          passive (P) and active (A) through the in-process switch (encoreSetActive), and,
+          where the framework has one, blocks of its graph mode (G, encore passive): one
+          ratio per A or G block against the mean of its nearest P blocks before and after.
+          Process pairs still measure encore-off against eager (interposition, which the
+          switch cannot turn off); encore/eager is then (A/P) x (off/eager), its interval
+          bootstrapped over both samples.
+
+A claim "within 2%" is made only when the whole 95% interval lies inside [0.98, 1.02]; the
+report says so either way. Results are appended to OUT/paired-results.jsonl as each process
+ends, and OUT/paired-report.md (+ paired-chart.png where matplotlib imports) is rewritten
+after each workload, so a run cut short by its budget leaves what it measured.
+"""
+import json
+import os
+import random
+import statistics
+import subprocess
+import time
+
+BOOT_N = 2000
+BOOT_SEED = 11
+WITHIN = 0.02
+
+# name: (kind, graph mode label or None, estimated seconds of a process)
+WORKLOADS = {
+    "native-norepeat": ("native", None, 2),
+    "native-repeat": ("native", "own stream capture", 2),
+    "native-ring": ("native", "own graphs, one per buffer pair", 3),
+    "native-step": ("native", "own graph, patched by the program", 2),
+    "triton": ("py", "manual torch.cuda.graph", 12),
+    "cupy": ("py", "CuPy stream capture", 6),
+    "resnet18": ("py", "manual torch.cuda.graph", 12),
+    "train": ("py", "manual torch.cuda.graph", 12),
+    "mlp-compile": ("py", "reduce-overhead", 40),
+    "mlp-cpp": ("py", "reduce-overhead", 60),
+    "transformer-compile": ("py", "reduce-overhead", 45),
+    "transformer-cpp": ("py", "reduce-overhead", 100),
+}
+LABELS = {
+    "native-norepeat": "native, nothing repeats (16 launches a step)",
+    "native-repeat": "native, the same 16 launches every step",
+    "native-ring": "native, 16 launches on a new buffer pair each step (ring of 64)",
+    "native-step": "native, 16 launches, the first takes the step number",
+    "triton": "Triton kernel loop from Python (8 launches)",
+    "cupy": "CuPy elementwise loop (8 ops)",
+    "resnet18": "PyTorch eager ResNet-18 b=1",
+    "train": "PyTorch eager MLP training step b=32",
+    "mlp-compile": "torch.compile MLP 8x(Linear256,GELU,LN)",
+    "mlp-cpp": "torch.compile MLP, cpp_wrapper",
+    "transformer-compile": "torch.compile 6 transformer blocks, KV 128",
+    "transformer-cpp": "torch.compile transformer, cpp_wrapper",
+}
+# Named variants: the environment on top of LD_PRELOAD=libencore.so (None: no preload).
+# They separate encore's costs with existing options (issue 11, item 3).
+VARIANTS = {
+    "eager": None,
+    "encore-off": {"ENCORE": "0"},                      # interposition only (hooks count launches)
+    "encore": {},                                       # everything, defaults
+    "encore-count": {"ENCORE_MAX_GAP": "1us"},          # stream states, launches counted, nothing recorded
+    "encore-record": {"ENCORE_MIN_REPEATS": "1000000"},  # recorded and learnt, never captured or held
+    "encore-hold-always": {"ENCORE_HOLD_RULE": "0"},    # holding without the hold rule
+}
+VARIANT_NOTES = {
+    "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
+    "encore": "defaults: recording, holding, replay",
+    "encore-count": "ENCORE_MAX_GAP=1us: every stream left alone; launches counted, nothing recorded or held",
+    "encore-record": "ENCORE_MIN_REPEATS=1000000: recorded and learnt, nothing captured or held",
+    "encore-hold-always": "ENCORE_HOLD_RULE=0: held wherever a graph's sequence begins",
+}
+
+
+# ---------------------------------------------------------------- statistics -----
+
+def bootstrap_ci(values, stat=statistics.median, n=BOOT_N, seed=BOOT_SEED):
+    """Percentile bootstrap 95% interval of stat(values); (lo, hi), None with < 2 values."""
+    if len(values) < 2:
+        return None
+    rng = random.Random(seed)
+    k = len(values)
+    est = sorted(stat([values[rng.randrange(k)] for _ in range(k)]) for _ in range(n))
+    return est[int(0.025 * n)], est[min(n - 1, int(0.975 * n))]
+
+
+def bootstrap_product_ci(a, b, n=BOOT_N, seed=BOOT_SEED):
+    """Interval of median(a) x median(b), a and b resampled independently."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    rng = random.Random(seed)
+    est = sorted(statistics.median([a[rng.randrange(len(a))] for _ in a]) *
+                 statistics.median([b[rng.randrange(len(b))] for _ in b]) for _ in range(n))
+    return est[int(0.025 * n)], est[min(n - 1, int(0.975 * n))]
+
+
+def verdict(ci, within=WITHIN):
+    if ci is None:
+        return "no interval (fewer than 2 ratios)"
+    lo, hi = ci
+    if lo >= 1 - within and hi <= 1 + within:
+        return f"within {within:.0%} at 95%"
+    if hi < 1 - within:
+        return f"faster by more than {within:.0%} at 95%"
+    if lo > 1 + within:
+        return f"SLOWER by more than {within:.0%} at 95%"
+    return f"not shown within {within:.0%} (interval too wide or crossing it)"
+
+
+def block_ratios(blocks, letter):
+    """Ratios of each `letter` block to the mean of its nearest P blocks before and after."""
+    out = []
+    for i, b in enumerate(blocks):
+        if b["state"] != letter:
+            continue
+        before = next((blocks[j]["us"] for j in range(i - 1, -1, -1) if blocks[j]["state"] == "P"), None)
+        after = next((blocks[j]["us"] for j in range(i + 1, len(blocks)) if blocks[j]["state"] == "P"), None)
+        ref = [v for v in (before, after) if v]
+        if ref:
+            out.append(b["us"] / statistics.mean(ref))
+    return out
+
+
+def summarize(ratios):
+    if not ratios:
+        return None
+    ci = bootstrap_ci(ratios)
+    return {"n": len(ratios), "median": statistics.median(ratios), "ci": ci, "verdict": verdict(ci)}
+
+
+# ---------------------------------------------------------------- running --------
+
+class Paired:
+    def __init__(self, args, libs, build_dir, out, pin, log, deadline):
+        self.args, self.libs, self.build_dir, self.out = args, libs, build_dir, out
+        self.pin, self.log, self.deadline = pin, log, deadline
+        self.procs = []      # every process record
+        self.notes = []
+        self.durations = {}  # (workload, variant, method) -> seconds of the last such process
+        self.seq = 0
+        self.jsonl = os.path.join(out, "paired-results.jsonl")
+        self.native_bin = find(build_dir, "bench_native")
+        self.ptx = os.environ.get("ENCORE_PROGKERNELS") if args.sim else find(build_dir, "bench_native_kernels.ptx")
+        if args.sim and not self.ptx:
+            self.ptx = find(build_dir, "libprogkernels.so")
+        self.py_script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench",
+                                      "bench_never_slower.py")
+
+    # -- one process --
+    def argv(self, workload, schedule, blocks):
+        quick = self.args.quick
+        if WORKLOADS[workload][0] == "native":
+            pattern = workload.split("-", 1)[1]
+            steps = "10" if self.args.sim else ("100" if not quick else "50")
+            return [self.native_bin, "--module", self.ptx or "", "--pattern", pattern, "--schedule", schedule,
+                    "--blocks", str(blocks), "--steps", steps, "--warmup", "10" if self.args.sim else "50"]
+        return [self.args.python, self.py_script, "--workload", workload, "--schedule", schedule, "--blocks",
+                str(blocks)]
+
+    def env(self, variant, tag):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENCORE") and k != "LD_PRELOAD"}
+        if self.args.sim:
+            sim = os.environ.get("ENCORE_SIM_DIR") or os.path.join(self.build_dir, "tests", "sim")
+            env["LD_LIBRARY_PATH"] = sim + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        env["PYTHONUNBUFFERED"] = "1"
+        log_path = None
+        extra = VARIANTS[variant]
+        if extra is not None:
+            env["LD_PRELOAD"] = self.libs["encore"]
+            env.update(extra)
+            if variant != "encore-off":
+                log_path = os.path.join(self.out, "paired-logs", f"{tag}.%p.jsonl")
+                env["ENCORE_LOG"] = log_path
+        return env, log_path
+
+    def estimate(self, workload, variant, method):
+        if (workload, variant, method) in self.durations:
+            return self.durations[(workload, variant, method)]
+        if method == "pairs":  # no compile cache to fill, no graph mode to build: about half a switch process
+            return 0.5 * (self.durations.get((workload, None, None)) or WORKLOADS[workload][2])
+        return self.durations.get((workload, None, None)) or WORKLOADS[workload][2]
+
+    def fits(self, workload, variant, method, deadline=None):
+        return time.monotonic() + self.estimate(workload, variant, method) <= (deadline or self.deadline)
+
+    def run(self, workload, variant, method, schedule, blocks, rnd=0):
+        self.seq += 1
+        tag = f"{self.seq:04d}-{workload}-{variant}-{method}-r{rnd}"
+        env, log_path = self.env(variant, tag)
+        argv = self.argv(workload, schedule, blocks)
+        t0 = time.monotonic()
+        rec = {"tag": tag, "workload": workload, "variant": variant, "method": method, "round": rnd,
+               "schedule": schedule, "argv": argv, "encore_env": {k: v for k, v in env.items()
+                                                                   if k.startswith("ENCORE")}}
+        timeout = max(30.0, min(600.0, self.deadline - time.monotonic() + 30))
+        try:
+            r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
+                               preexec_fn=(lambda: os.sched_setaffinity(0, self.pin)) if self.pin else None)
+            rec["rc"], out, err = r.returncode, r.stdout, r.stderr
+        except subprocess.TimeoutExpired as e:
+            rec["rc"] = "timeout"
+            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        except OSError as e:
+            rec["rc"], out, err = "oserror", "", str(e)
+        rec["wall_s"] = round(time.monotonic() - t0, 2)
+        rec["blocks"], rec["result"] = [], {}
+        for line in out.splitlines():
+            kv = dict(t.split("=", 1) for t in line.split()[1:] if "=" in t)
+            if line.startswith("BLOCK "):
+                try:
+                    rec["blocks"].append({"i": int(kv["i"]), "state": kv["state"], "us": float(kv["us_per_step"])})
+                except (KeyError, ValueError):
+                    pass
+            elif line.startswith("RESULT "):
+                rec["result"] = kv
+        rec["encore"] = read_summary(log_path)
+        rec["stderr_tail"] = err[-1500:]
+        ok = rec["rc"] == 0 and rec["result"].get("status") == "ok" and rec["blocks"]
+        rec["ok"] = bool(ok)
+        self.durations[(workload, variant, method)] = rec["wall_s"]
+        self.durations[(workload, None, None)] = max(self.durations.get((workload, None, None)) or 0, rec["wall_s"])
+        what = f"{len(rec['blocks'])} blocks, median {rec['result'].get('us_per_step', '?')} us/step" if ok else \
+            f"FAILED rc={rec['rc']} {rec['result'].get('error', '')} " + \
+            ((err.strip().splitlines() or [''])[-1][:160])
+        self.log(f"{tag}: {what} ({rec['wall_s']}s)")
+        with open(self.jsonl, "a") as f:
+            f.write(json.dumps(rec, default=str) + "\n")
+        self.procs.append(rec)
+        return rec
+
+    # -- the plan --
+    def go(self, workloads, variants):
+        os.makedirs(os.path.join(self.out, "paired-logs"), exist_ok=True)
+        method = self.args.method
+        quick = self.args.quick
+        blocks_sw = 7 if quick else 19   # PAG x 6 + P, or PA x 9 + P
+        rounds = self.args.rounds or (3 if quick else 30)
+        if self.native_bin and any(WORKLOADS[w][0] == "native" for w in workloads) and not self.args.sim:
+            self.run("native-norepeat", "eager", "warmup", "E", 3)  # the first process after a quiet spell is slow
+        if method == "switch":
+            # the switch processes get at most this share of what is left: process pairs need the rest
+            phase1 = time.monotonic() + self.args.switch_share * (self.deadline - time.monotonic())
+            for w in workloads:  # phase 1: every workload's switch processes (they also warm compile caches)
+                for v in [x for x in variants if x not in ("eager", "encore-off")]:
+                    sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"
+                    nb = blocks_sw if sched == "PA" else (blocks_sw // 3) * 3 + 1
+                    if sched == "PA" and nb % 2 == 0:
+                        nb += 1
+                    if not self.fits(w, v, "switch", phase1):
+                        self.notes.append(f"{w}: {v} (switch) not run: the time budget was reached")
+                        continue
+                    self.run(w, v, "switch", sched, nb)
+                self.write_report(workloads, variants)
+            pair_variants = ["eager", "encore-off"]
+        else:
+            pair_variants = ["eager"] + [v for v in variants if v != "eager"]
+        blocks_pair = 3 if quick else 5
+        for rnd in range(rounds):  # phase 2: interleaved process pairs, round-robin over the workloads
+            ran = False
+            for w in workloads:
+                order = pair_variants if rnd % 2 == 0 else list(reversed(pair_variants))
+                if not all(self.fits(w, v, "pairs") for v in order):
+                    continue
+                for v in order:
+                    self.run(w, v, "pairs", "E", blocks_pair, rnd)
+                ran = True
+            if ran:
+                self.write_report(workloads, variants)
+            else:
+                self.notes.append(f"process pairs stopped after {rnd} rounds: the time budget was reached")
+                break
+        return self.write_report(workloads, variants)
+
+    # -- analysis --
+    def analyse(self, workloads, variants):
+        rows = []
+        for w in workloads:
+            procs = [p for p in self.procs if p["workload"] == w and p["ok"]]
+            row = {"workload": w, "label": LABELS[w], "graph_label": WORKLOADS[w][1], "variants": {}}
+            # process pairs: per round, variant / eager of the same round (per process: its median block)
+            by_round = {}
+            for p in procs:
+                if p["method"] == "pairs":
+                    by_round.setdefault(p["round"], {})[p["variant"]] = statistics.median(b["us"] for b in p["blocks"])
+            for v in variants:
+                if v == "eager":
+                    continue
+                pr = [r[v] / r["eager"] for r in by_round.values() if v in r and "eager" in r]
+                sw = [p for p in procs if p["method"] == "switch" and p["variant"] == v]
+                a_ratios = [x for p in sw for x in block_ratios(p["blocks"], "A")]
+                g_ratios = [x for p in sw for x in block_ratios(p["blocks"], "G")]
+                cell = {"pairs": summarize(pr), "switch": summarize(a_ratios), "graph_vs_passive": summarize(g_ratios),
+                        "_pairs": pr, "_switch": a_ratios, "_graph": g_ratios}
+                s = next((p["encore"] for p in sw if p.get("encore")), None) or \
+                    next((p["encore"] for p in procs if p["variant"] == v and p.get("encore")), None)
+                if s:
+                    seen = (s.get("launches_seen") or 0) - (s.get("launches_passive") or 0)
+                    cell["replay_pct"] = 100.0 * (s.get("launches_replayed") or 0) / seen if seen > 0 else 0.0
+                    cell["encore_summary"] = {k: s.get(k) for k in ("launches_seen", "launches_replayed",
+                                                                     "launches_passive", "graphs_captured",
+                                                                     "divergences", "holds", "holds_replayed",
+                                                                     "holds_given_up", "holds_resumed",
+                                                                     "streams_left_alone")}
+                row["variants"][v] = cell
+            off = row["variants"].get("encore-off", {}).get("_pairs", [])
+            for v, cell in row["variants"].items():
+                if v == "encore-off":
+                    continue
+                if cell["_switch"] and off:  # encore / eager = (active / passive) x (off / eager)
+                    ci = bootstrap_product_ci(cell["_switch"], off)
+                    cell["vs_eager"] = {"median": statistics.median(cell["_switch"]) * statistics.median(off),
+                                        "ci": ci, "verdict": verdict(ci), "how": "switch x pairs(off/eager)"}
+                elif cell["pairs"]:
+                    cell["vs_eager"] = dict(cell["pairs"], how="pairs")
+                if cell["_graph"] and off:
+                    ci = bootstrap_product_ci(cell["_graph"], off)
+                    cell["graph_vs_eager"] = {"median": statistics.median(cell["_graph"]) * statistics.median(off),
+                                              "ci": ci}
+            if off:
+                row["variants"]["encore-off"]["vs_eager"] = dict(row["variants"]["encore-off"]["pairs"], how="pairs")
+            sums = {p["result"].get("checksum") for p in procs if p["result"].get("checksum")}
+            row["checksums_equal"] = len(sums) <= 1 if sums else None
+            row["checksums"] = sorted(s for s in sums if s)
+            row["failed"] = [p["tag"] for p in self.procs if p["workload"] == w and not p["ok"] and
+                             p["method"] != "warmup"]
+            rows.append(row)
+        return rows
+
+    def write_report(self, workloads, variants):
+        rows = self.analyse(workloads, variants)
+        md = report_md(rows, self.args, self.notes)
+        with open(os.path.join(self.out, "paired-report.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(self.out, "paired-summary.json"), "w") as f:
+            json.dump({"rows": strip_private(rows), "notes": self.notes}, f, indent=1, default=str)
+        return rows, md
+
+
+def strip_private(rows):
+    out = []
+    for r in rows:
+        r = dict(r)
+        r["variants"] = {v: {k: x for k, x in c.items() if not k.startswith("_")} for v, c in r["variants"].items()}
+        out.append(r)
+    return out
+
+
+def find(build_dir, name):
+    for dirpath, _dirs, files in os.walk(build_dir):
+        if name in files:
+            return os.path.join(dirpath, name)
+    return None
+
+
+def read_summary(pattern):
+    import glob
+    if not pattern:
+        return None
+    best = None
+    for path in glob.glob(pattern.replace("%p", "*")):
+        try:
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if '"summary"' not in line:
+                        continue
+                    try:
+                        ev = json.loads(line)
+                    except ValueError:
+                        continue
+                    if ev.get("event") == "summary" and (best is None or (ev.get("launches_seen") or 0) >
+                                                         (best.get("launches_seen") or 0)):
+                        best = {k: v for k, v in ev.items() if k not in ("top_sequences", "top_divergences")}
+        except OSError:
+            continue
+    return best
+
+
+# ---------------------------------------------------------------- report ---------
+
+def fmt_ratio(c):
+    if not c:
+        return "—"
+    ci = c.get("ci")
+    return f"{c['median']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{c['median']:.3f} (n<2)"
+
+
+def fmt_speedup(c):
+    if not c:
+        return "—"
+    ci = c.get("ci")
+    m = 1 / c["median"]
+    return f"{m:.2f}x [{1 / ci[1]:.2f}, {1 / ci[0]:.2f}]" if ci else f"{m:.2f}x"
+
+
+def report_md(rows, args, notes):
+    L = [f"# encore: paired benchmark ({args.method}{', simulated driver' if args.sim else ''})", "",
+         "Ratios are time per step, variant / eager (below 1: faster), median with a bootstrap 95% interval "
+         f"({BOOT_N} resamples, seed {BOOT_SEED}). \"within 2%\" is claimed only when the whole interval lies "
+         "inside [0.98, 1.02]. encore/eager comes from the in-process switch (active / passive blocks) times "
+         "the process pairs' encore-off / eager where the switch ran, else from process pairs.", ""]
+    L += ["| workload | encore / eager | verdict | replay % | encore-off / eager | verdict | "
+          "graph mode (speedup over eager) |",
+          "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        e = r["variants"].get("encore", {})
+        o = r["variants"].get("encore-off", {})
+        ve, vo = e.get("vs_eager"), o.get("vs_eager")
+        rp = e.get("replay_pct")
+        g = e.get("graph_vs_eager")
+        gtxt = f"{r['graph_label']}: {fmt_speedup(g)}" if g else (r["graph_label"] or "none") + (
+            "" if g or not r["graph_label"] else " (not measured)")
+        L.append(f"| {r['label']} | {fmt_ratio(ve)} | {ve['verdict'] if ve else '—'} | "
+                 f"{'—' if rp is None else f'{rp:.1f}'} | {fmt_ratio(vo)} | "
+                 f"{verdict(vo['ci'], 0.01) if vo else '—'} | {gtxt} |")
+    L += ["", "## Cost breakdown (in-process: variant active / passive blocks)", ""]
+    L += ["| workload | variant | active / passive | n | verdict | replay % |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        for v, c in r["variants"].items():
+            if c.get("switch"):
+                rp = c.get("replay_pct")
+                L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
+                         f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} |")
+    L += ["", "Variants: " + "; ".join(f"`{k}` {v}" for k, v in VARIANT_NOTES.items()), ""]
+    L += ["## Process pairs (variant / eager, per round)", ""]
+    L += ["| workload | variant | ratio | pairs | verdict |", "|---|---|---|---|---|"]
+    for r in rows:
+        for v, c in r["variants"].items():
+            if c.get("pairs"):
+                L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['pairs'])} | {c['pairs']['n']} | "
+                         f"{c['pairs']['verdict']} |")
+    L += ["", "## Outputs and failures", ""]
+    for r in rows:
+        eq = {True: "all processes printed the same checksum", False: "CHECKSUMS DIFFER: " + ", ".join(r["checksums"]),
+              None: "no checksum"}[r["checksums_equal"]]
+        L.append(f"- {r['workload']}: {eq}" + (f"; failed: {', '.join(r['failed'])}" if r["failed"] else ""))
+        s = r["variants"].get("encore", {}).get("encore_summary")
+        if s:
+            L.append(f"  - encore: " + ", ".join(f"{k}={v}" for k, v in s.items()))
+    if notes:
+        L += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+    return "\n".join(L) + "\n"
+
+
+def short_table(rows):
+    out = ["workload                                   encore/eager [95%]        replay%  off/eager [95%]"]
+    for r in rows:
+        e = r["variants"].get("encore", {}).get("vs_eager")
+        o = r["variants"].get("encore-off", {}).get("vs_eager")
+        rp = r["variants"].get("encore", {}).get("replay_pct")
+        out.append(f"{r['label'][:42]:42} {fmt_ratio(e):25} {'—' if rp is None else f'{rp:5.1f}':>7}  "
+                   f"{fmt_ratio(o)}")
+    return "\n".join(out)
+
+
+def chart(rows, path):
+    """Speedup over eager per workload with its interval: encore beside the graph mode. Skipped silently
+    without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:
+        return False
+    names, enc, enc_err, gr, gr_err = [], [], [[], []], [], [[], []]
+    for r in rows:
+        e = r["variants"].get("encore", {}).get("vs_eager")
+        g = r["variants"].get("encore", {}).get("graph_vs_eager")
+        if not e:
+            continue
+        names.append(r["workload"])
+        for c, vals, err in ((e, enc, enc_err), (g, gr, gr_err)):
+            if c:
+                s = 1 / c["median"]
+                lo, hi = (1 / c["ci"][1], 1 / c["ci"][0]) if c.get("ci") else (s, s)
+                vals.append(s)
+                err[0].append(max(0.0, s - lo))
+                err[1].append(max(0.0, hi - s))
+            else:
+                vals.append(0.0)
+                err[0].append(0.0)
+                err[1].append(0.0)
+    if not names:
+        return False
+    try:
+        fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(names)), 4))
+        x = range(len(names))
+        ax.bar([i - 0.2 for i in x], enc, 0.4, yerr=enc_err, capsize=3, label="encore")
+        ax.bar([i + 0.2 for i in x], gr, 0.4, yerr=gr_err, capsize=3, label="framework graph mode")
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.axhspan(0.98, 1.02, color="0.85", zorder=0)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(names, rotation=30, ha="right")
+        ax.set_ylabel("speedup over eager (95% interval)")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return True
+    except Exception:
+        return False

@@ -1,0 +1,114 @@
+// Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu-nodes-probe).
+//   gpu_nodes_probe WORKLOAD [iters]   WORKLOAD: events | forkjoin | copy | memset  -> "RESULT ..." line
+//   gpu_nodes_probe rules                the driver rules nodes.c relies on      -> "RULE ..." lines
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(2); } } while (0)
+#define N 4096
+
+__global__ void axpy(float *y, const float *x, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i] * 0.5f;
+}
+__global__ void spin(long long cycles) { long long t = clock64(); while (clock64() - t < cycles) {} }
+
+static void k(float *y, const float *x, float a, cudaStream_t s) { axpy<<<N / 256, 256, 0, s>>>(y, x, a, N); }
+static double sum(const float *d) {
+    std::vector<float> h(N);
+    CK(cudaMemcpy(h.data(), d, N * 4, cudaMemcpyDeviceToHost));
+    double t = 0; for (float v : h) t += v; return t;
+}
+static const char *nm(cudaError_t e) { return cudaGetErrorName(e); }
+
+static int workload(const char *w, int iters) {
+    cudaStream_t s1, s2; CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    float *x, *y, *z, *pin; CK(cudaMalloc(&x, N * 4)); CK(cudaMalloc(&y, N * 4)); CK(cudaMalloc(&z, N * 4)); CK(cudaMallocHost(&pin, N * 4));
+    for (int i = 0; i < N; i++) pin[i] = (float)(i % 17);
+    CK(cudaMemcpy(x, pin, N * 4, cudaMemcpyHostToDevice)); CK(cudaMemset(y, 0, N * 4)); CK(cudaMemset(z, 0, N * 4));
+    cudaEvent_t e1, e2; CK(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+    CK(cudaDeviceSynchronize());
+    auto t0 = std::chrono::steady_clock::now();
+    for (int it = 0; it < iters; it++) {
+        if (!strcmp(w, "events")) {          // cuBLAS-like: its own event records between kernels
+            for (int j = 0; j < 8; j++) { k(y, x, 1.01f, s1); CK(cudaEventRecord(e1, s1)); k(x, y, 0.99f, s1); }
+        } else if (!strcmp(w, "forkjoin")) { // fork/join every iteration
+            k(y, x, 1.01f, s1); CK(cudaEventRecord(e1, s1)); CK(cudaStreamWaitEvent(s2, e1, 0));
+            for (int j = 0; j < 4; j++) k(z, y, 0.5f, s2);
+            CK(cudaEventRecord(e2, s2)); CK(cudaStreamWaitEvent(s1, e2, 0));
+            for (int j = 0; j < 4; j++) k(x, z, 0.25f, s1);
+        } else if (!strcmp(w, "copy")) {     // pinned H2D and D2D mid-iteration
+            k(y, x, 1.01f, s1); CK(cudaMemcpyAsync(z, pin, N * 4, cudaMemcpyHostToDevice, s1));
+            k(y, z, 0.5f, s1); CK(cudaMemcpyAsync(z, y, N * 4, cudaMemcpyDeviceToDevice, s1));
+            for (int j = 0; j < 6; j++) k(x, z, 0.25f, s1);
+        } else if (!strcmp(w, "memset")) {
+            k(y, x, 1.01f, s1); CK(cudaMemsetAsync(z, 0, N * 4, s1)); k(z, y, 0.5f, s1);
+            for (int j = 0; j < 6; j++) k(x, z, 0.25f, s1);
+        } else { fprintf(stderr, "unknown workload %s\n", w); return 2; }
+        if (it % 100 == 99) CK(cudaStreamSynchronize(s1));
+    }
+    CK(cudaStreamSynchronize(s1)); CK(cudaStreamSynchronize(s2));
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+    printf("RESULT workload=%s iters=%d checksum=%.6e us_per_iter=%.2f\n", w, iters, sum(x) + sum(y) + sum(z), us);
+    return 0;
+}
+
+// One capture of s holding spin, the op `f` and a kernel; returns the exec or NULL (and prints the answers).
+template <class F> static cudaGraphExec_t capture(const char *name, cudaStream_t s, F f) {
+    cudaGraph_t g = nullptr; cudaGraphExec_t ge = nullptr;
+    cudaError_t b = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+    spin<<<1, 1, 0, s>>>(1000);
+    cudaError_t o = f();
+    spin<<<1, 1, 0, s>>>(1000);
+    cudaError_t e = cudaStreamEndCapture(s, &g);
+    cudaError_t i = g ? cudaGraphInstantiate(&ge, g, 0) : cudaErrorUnknown;
+    printf("RULE %-34s begin=%s op=%s end=%s instantiate=%s\n", name, nm(b), nm(o), nm(e), nm(i));
+    cudaGetLastError();
+    return i == cudaSuccess ? ge : nullptr;
+}
+
+static int rules() {
+    cudaStream_t s, s2; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    const long long LONG = 200000000; // ~0.1 s
+    // 1. a non-timing event recorded by an external record node: observers after the launch see the graph's record
+    cudaEvent_t ev; CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    cudaGraphExec_t ge = capture("record external (no timing)", s, [&] { return cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal); });
+    if (ge) { spin<<<1, 1, 0, s>>>(LONG); CK(cudaGraphLaunch(ge, s));
+        printf("RULE record-node query after launch: %s (expect cudaErrorNotReady)\n", nm(cudaEventQuery(ev)));
+        CK(cudaStreamSynchronize(s)); printf("RULE record-node query after sync: %s\n", nm(cudaEventQuery(ev))); }
+    // 2. a timing event recorded by an external record node: elapsed time against an eager record
+    cudaEvent_t t0, t1; CK(cudaEventCreate(&t0)); CK(cudaEventCreate(&t1));
+    ge = capture("record external (timing event)", s, [&] { return cudaEventRecordWithFlags(t1, s, cudaEventRecordExternal); });
+    if (ge) { CK(cudaEventRecord(t0, s)); CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s)); float ms = -1;
+        cudaError_t r = cudaEventElapsedTime(&ms, t0, t1); printf("RULE timing event from a record node: elapsed=%s ms=%.4f\n", nm(r), ms); }
+    // 3. an interprocess event in a record node
+    cudaEvent_t ipc; CK(cudaEventCreateWithFlags(&ipc, cudaEventDisableTiming | cudaEventInterprocess));
+    ge = capture("record external (IPC event)", s, [&] { return cudaEventRecordWithFlags(ipc, s, cudaEventRecordExternal); });
+    if (ge) { cudaError_t r = cudaGraphLaunch(ge, s); CK(cudaStreamSynchronize(s)); printf("RULE IPC record node launch=%s query=%s\n", nm(r), nm(cudaEventQuery(ipc))); }
+    // 4. an external wait node waits for the event's record as of the launch
+    cudaEvent_t w; CK(cudaEventCreateWithFlags(&w, cudaEventDisableTiming));
+    ge = capture("wait external", s, [&] { return cudaStreamWaitEvent(s, w, cudaEventWaitExternal); });
+    if (ge) { spin<<<1, 1, 0, s2>>>(LONG); CK(cudaEventRecord(w, s2)); CK(cudaGraphLaunch(ge, s)); cudaEvent_t d; CK(cudaEventCreateWithFlags(&d, cudaEventDisableTiming));
+        CK(cudaEventRecord(d, s)); printf("RULE wait node: graph done before s2's spin? %s (expect cudaErrorNotReady)\n", nm(cudaEventQuery(d))); CK(cudaDeviceSynchronize()); }
+    // 5. a pageable host-to-device copy in a capture: read when captured, or when the graph runs?
+    static float page[N]; float *d; CK(cudaMalloc(&d, N * 4)); for (int i = 0; i < N; i++) page[i] = 1;
+    ge = capture("pageable H2D copy", s, [&] { return cudaMemcpyAsync(d, page, N * 4, cudaMemcpyHostToDevice, s); });
+    if (ge) { for (int i = 0; i < N; i++) page[i] = 2; CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
+        float h; CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost)); printf("RULE pageable copy node read host memory at %s\n", h == 2 ? "launch (eager stages at the call: encore ends the sequence)" : "capture"); }
+    // 6. event record flags outside a capture
+    printf("RULE record external outside capture: %s\n", nm(cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal))); cudaGetLastError();
+    CK(cudaDeviceSynchronize());
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fprintf(stderr, "usage: gpu_nodes_probe events|forkjoin|copy|memset [iters] | rules\n"); return 2; }
+    int dev = 0; if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) return 77;
+    if (!strcmp(argv[1], "rules")) return rules();
+    return workload(argv[1], argc > 2 ? atoi(argv[2]) : 2000);
+}

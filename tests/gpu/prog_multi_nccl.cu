@@ -1,0 +1,293 @@
+// Issue 15: one process driving two GPUs (scripts/gpu-multi).
+//
+//   prog_multi_nccl eager ITER   per iteration on each device: mix, add, stamp on
+//                                its stream, then one NCCL all-reduce (int32 sum,
+//                                ncclGroupStart/End over both devices), then add
+//   prog_multi_nccl graph ITER   the same iteration captured once per device (the
+//                                all-reduce inside the graphs) and replayed: the
+//                                manual-graph baseline; output must equal eager's
+//   prog_multi_nccl peer ITER    no NCCL: device 0's kernels, a peer copy to
+//                                device 1 on device 0's stream, an event, device
+//                                1's stream waits for it, device 1's kernels
+//   prog_multi_nccl rules 0      the driver's answers to the multi-device rules the
+//                                simulator models (tests/sim/sim_multidev.c)
+//
+// NCCL is dlopen'ed (libnccl.so.2: $NCCL_LIB, else the soname search) and the few
+// prototypes it needs are declared here, so nccl.h is not needed. stdout is the
+// results (hashes), identical with and without encore; stderr has the timing
+// ("time_ms=<ms> iterations=<n> mode=<m>").
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N 4096
+#define NDEV 2
+
+#define CK(x)                                                                                       \
+    do {                                                                                            \
+        cudaError_t e_ = (x);                                                                       \
+        if (e_ != cudaSuccess) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_));       \
+            exit(2);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+typedef struct ncclComm *ncclComm_t;
+typedef int (*nccl_init_all_t)(ncclComm_t *, int, const int *);
+typedef int (*nccl_all_reduce_t)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t);
+typedef int (*nccl_group_t)(void);
+typedef int (*nccl_destroy_t)(ncclComm_t);
+typedef const char *(*nccl_err_t)(int);
+enum { NCCL_INT32 = 2, NCCL_SUM = 0 };
+static struct {
+    nccl_init_all_t init_all;
+    nccl_all_reduce_t all_reduce;
+    nccl_group_t group_start, group_end;
+    nccl_destroy_t destroy;
+    nccl_err_t err;
+} nccl;
+
+#define NK(x)                                                                                       \
+    do {                                                                                            \
+        int r_ = (x);                                                                               \
+        if (r_ != 0) {                                                                              \
+            fprintf(stderr, "%s:%d: %s: nccl error %d %s\n", __FILE__, __LINE__, #x, r_,            \
+                    nccl.err ? nccl.err(r_) : "");                                                  \
+            exit(2);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+static void nccl_load(void) {
+    const char *p = getenv("NCCL_LIB");
+    void *h = dlopen(p && *p ? p : "libnccl.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "dlopen libnccl.so.2: %s (set NCCL_LIB)\n", dlerror());
+        exit(77);
+    }
+    nccl.init_all = (nccl_init_all_t)dlsym(h, "ncclCommInitAll");
+    nccl.all_reduce = (nccl_all_reduce_t)dlsym(h, "ncclAllReduce");
+    nccl.group_start = (nccl_group_t)dlsym(h, "ncclGroupStart");
+    nccl.group_end = (nccl_group_t)dlsym(h, "ncclGroupEnd");
+    nccl.destroy = (nccl_destroy_t)dlsym(h, "ncclCommDestroy");
+    nccl.err = (nccl_err_t)dlsym(h, "ncclGetErrorString");
+    if (!nccl.init_all || !nccl.all_reduce || !nccl.group_start || !nccl.group_end || !nccl.destroy) {
+        fprintf(stderr, "libnccl.so.2 lacks an entry point\n");
+        exit(77);
+    }
+}
+
+__device__ static uint32_t mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    return x ^ (x >> 16);
+}
+__global__ void k_mix(uint32_t *x, uint32_t salt, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = mix32(x[i] + salt) & 0xffffu; // small values: the int32 sum never overflows
+}
+__global__ void k_add(uint32_t *y, const uint32_t *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = (y[i] + x[i]) & 0xffffu;
+}
+__global__ void k_stamp(uint32_t *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = (y[i] * 3u + (uint32_t)i) & 0xffffu;
+}
+
+static cudaStream_t S[NDEV];
+static uint32_t *X[NDEV], *Y[NDEV], *Z[NDEV];
+static ncclComm_t comms[NDEV];
+#define G ((N + 255) / 256), 256
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void setup(int with_nccl) {
+    int n = 0;
+    CK(cudaGetDeviceCount(&n));
+    if (n < NDEV) {
+        fprintf(stderr, "needs %d GPUs, found %d\n", NDEV, n);
+        exit(77);
+    }
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamCreateWithFlags(&S[d], cudaStreamNonBlocking));
+        CK(cudaMalloc(&X[d], N * 4));
+        CK(cudaMalloc(&Y[d], N * 4));
+        CK(cudaMalloc(&Z[d], N * 4));
+        CK(cudaMemsetAsync(X[d], 0, N * 4, S[d]));
+        CK(cudaMemsetAsync(Y[d], 0, N * 4, S[d]));
+        CK(cudaMemsetAsync(Z[d], 0, N * 4, S[d]));
+        k_mix<<<G, 0, S[d]>>>(X[d], 11u + d, N);
+        CK(cudaStreamSynchronize(S[d]));
+    }
+    if (with_nccl) {
+        int devs[NDEV] = {0, 1};
+        nccl_load();
+        NK(nccl.init_all(comms, NDEV, devs));
+    }
+}
+
+static void iteration(int it) {
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        k_mix<<<G, 0, S[d]>>>(X[d], 5u + d, N);
+        k_add<<<G, 0, S[d]>>>(Y[d], X[d], N);
+        k_stamp<<<G, 0, S[d]>>>(Y[d], N);
+    }
+    NK(nccl.group_start());
+    for (int d = 0; d < NDEV; d++) NK(nccl.all_reduce(Y[d], Z[d], N, NCCL_INT32, NCCL_SUM, comms[d], S[d]));
+    NK(nccl.group_end());
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        k_add<<<G, 0, S[d]>>>(X[d], Z[d], N);
+    }
+    (void)it;
+}
+
+static uint64_t hash_dev(int d, const uint32_t *p) {
+    static uint32_t h[N];
+    CK(cudaSetDevice(d));
+    CK(cudaMemcpyAsync(h, p, N * 4, cudaMemcpyDeviceToHost, S[d]));
+    CK(cudaStreamSynchronize(S[d]));
+    uint64_t x = 1469598103934665603ull;
+    for (int i = 0; i < N; i++) x = (x ^ h[i]) * 1099511628211ull;
+    return x;
+}
+
+static void print_all(const char *what) {
+    for (int d = 0; d < NDEV; d++)
+        printf("%s device %d x %016llx y %016llx z %016llx\n", what, d, (unsigned long long)hash_dev(d, X[d]),
+               (unsigned long long)hash_dev(d, Y[d]), (unsigned long long)hash_dev(d, Z[d]));
+}
+
+static void run_eager(int iters) {
+    for (int it = 0; it < 3; it++) iteration(it); // warm-up (NCCL's first launches, encore's learning)
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamSynchronize(S[d]));
+    }
+    double t0 = now_ms();
+    for (int it = 3; it < iters; it++) {
+        iteration(it);
+        if (it % 100 == 99) print_all("checkpoint"); // a synchronisation, as a training loop's logging
+    }
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamSynchronize(S[d]));
+    }
+    fprintf(stderr, "time_ms=%.3f iterations=%d mode=eager\n", now_ms() - t0, iters - 3);
+}
+
+static void run_graph(int iters) {
+    for (int it = 0; it < 3; it++) iteration(it);
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamSynchronize(S[d]));
+    }
+    cudaGraph_t g[NDEV];
+    cudaGraphExec_t ge[NDEV];
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamBeginCapture(S[d], cudaStreamCaptureModeRelaxed));
+    }
+    iteration(-1);
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamEndCapture(S[d], &g[d]));
+        CK(cudaGraphInstantiate(&ge[d], g[d], 0));
+    }
+    double t0 = now_ms();
+    for (int it = 3; it < iters; it++) {
+        for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaGraphLaunch(ge[d], S[d]));
+    }
+        if (it % 100 == 99) print_all("checkpoint");
+    }
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamSynchronize(S[d]));
+    }
+    fprintf(stderr, "time_ms=%.3f iterations=%d mode=graph\n", now_ms() - t0, iters - 3);
+}
+
+static void run_peer(int iters) {
+    int can = 0;
+    CK(cudaDeviceCanAccessPeer(&can, 1, 0));
+    printf("device 1 can access device 0: %d\n", can);
+    CK(cudaSetDevice(1));
+    if (can) CK(cudaDeviceEnablePeerAccess(0, 0));
+    cudaEvent_t copied;
+    CK(cudaSetDevice(0));
+    CK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+    double t0 = now_ms();
+    for (int it = 0; it < iters; it++) {
+        CK(cudaSetDevice(0));
+        k_mix<<<G, 0, S[0]>>>(X[0], 5u, N);
+        k_add<<<G, 0, S[0]>>>(Y[0], X[0], N);
+        k_stamp<<<G, 0, S[0]>>>(Y[0], N);
+        CK(cudaSetDevice(1)); // the copy goes to device 0's stream with device 1 current
+        CK(cudaMemcpyPeerAsync(Y[1], 1, Y[0], 0, N * 4, S[0]));
+        CK(cudaEventRecord(copied, S[0]));
+        CK(cudaStreamWaitEvent(S[1], copied, 0));
+        k_add<<<G, 0, S[1]>>>(X[1], Y[1], N);
+        k_stamp<<<G, 0, S[1]>>>(X[1], N);
+        CK(cudaMemcpyAsync(Z[1], X[1], N * 4, cudaMemcpyDeviceToDevice, S[1]));
+        if (it % 100 == 99) print_all("checkpoint");
+    }
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamSynchronize(S[d]));
+    }
+    fprintf(stderr, "time_ms=%.3f iterations=%d mode=peer\n", now_ms() - t0, iters);
+}
+
+static void rules(void) {
+    cudaEvent_t e0;
+    CK(cudaSetDevice(0));
+    CK(cudaEventCreateWithFlags(&e0, cudaEventDisableTiming));
+    CK(cudaSetDevice(1));
+    k_mix<<<G, 0, S[0]>>>(X[0], 1u, N); // device 0's stream, device 1 current
+    printf("rule: kernel launch to another device's stream: %s\n", cudaGetErrorName(cudaGetLastError()));
+    printf("rule: event of device 0 recorded on device 1's stream: %s\n",
+           cudaGetErrorName(cudaEventRecord(e0, S[1])));
+    cudaGetLastError();
+    CK(cudaSetDevice(0));
+    CK(cudaEventRecord(e0, S[0]));
+    CK(cudaSetDevice(1));
+    printf("rule: device 1's stream waits for device 0's event: %s\n", cudaGetErrorName(cudaStreamWaitEvent(S[1], e0, 0)));
+    printf("rule: cudaEventSynchronize of device 0's event, device 1 current: %s\n",
+           cudaGetErrorName(cudaEventSynchronize(e0)));
+    printf("rule: memcpy async on device 0's stream, device 1 current: %s\n",
+           cudaGetErrorName(cudaMemcpyAsync(Z[0], Y[0], 16, cudaMemcpyDeviceToDevice, S[0])));
+    CK(cudaDeviceSynchronize());
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "eager";
+    int iters = argc > 2 ? atoi(argv[2]) : 500;
+    int with_nccl = !strcmp(mode, "eager") || !strcmp(mode, "graph");
+    setup(with_nccl);
+    if (!strcmp(mode, "eager")) run_eager(iters);
+    else if (!strcmp(mode, "graph")) run_graph(iters);
+    else if (!strcmp(mode, "peer")) run_peer(iters);
+    else if (!strcmp(mode, "rules")) rules();
+    else {
+        fprintf(stderr, "usage: prog_multi_nccl eager|graph|peer|rules [iterations]\n");
+        return 2;
+    }
+    if (strcmp(mode, "rules")) print_all("final");
+    if (with_nccl)
+        for (int d = 0; d < NDEV; d++) nccl.destroy(comms[d]);
+    return 0;
+}
