@@ -14,6 +14,11 @@ decides nothing. Two ways to pair:
           switch cannot turn off); encore/eager is then (A/P) x (off/eager), its interval
           bootstrapped over both samples.
 
+Native workloads (bench_native) also run blocks "D" that bypass encore altogether (the driver's
+own entry points, tests/bench/direct_driver.h): there every ratio is taken in-process against the
+nearest D blocks, eager included: encore (A/D), its graph mode (G/D), and encore-off (E/D, from a
+process with ENCORE=0); process pairs are not needed for them.
+
 A claim "within 2%" is made only when the whole 95% interval lies inside [0.98, 1.02]; the
 report says so either way. Results are appended to OUT/paired-results.jsonl as each process
 ends, and OUT/paired-report.md (+ paired-chart.png where matplotlib imports) is rewritten
@@ -32,6 +37,7 @@ WITHIN = 0.02
 
 # name: (kind, graph mode label or None, estimated seconds of a process)
 WORKLOADS = {
+    "native-random": ("native", None, 2),
     "native-norepeat": ("native", None, 2),
     "native-repeat": ("native", "own stream capture", 2),
     "native-ring": ("native", "own graphs, one per buffer pair", 3),
@@ -46,7 +52,8 @@ WORKLOADS = {
     "transformer-cpp": ("py", "reduce-overhead", 100),
 }
 LABELS = {
-    "native-norepeat": "native, nothing repeats (16 launches a step)",
+    "native-random": "native, nothing repeats (16 launches a step, random kernel and grid)",
+    "native-norepeat": "native, new arguments in every launch (16 a step)",
     "native-repeat": "native, the same 16 launches every step",
     "native-ring": "native, 16 launches on a new buffer pair each step (ring of 64)",
     "native-step": "native, 16 launches, the first takes the step number",
@@ -113,17 +120,17 @@ def verdict(ci, within=WITHIN):
     return f"not shown within {within:.0%} (interval too wide or crossing it)"
 
 
-def block_ratios(blocks, letter):
-    """Ratios of each `letter` block to the mean of its nearest P blocks before and after."""
+def block_ratios(blocks, letter, ref="P"):
+    """Ratios of each `letter` block to the mean of its nearest `ref` blocks before and after."""
     out = []
     for i, b in enumerate(blocks):
         if b["state"] != letter:
             continue
-        before = next((blocks[j]["us"] for j in range(i - 1, -1, -1) if blocks[j]["state"] == "P"), None)
-        after = next((blocks[j]["us"] for j in range(i + 1, len(blocks)) if blocks[j]["state"] == "P"), None)
-        ref = [v for v in (before, after) if v]
-        if ref:
-            out.append(b["us"] / statistics.mean(ref))
+        before = next((blocks[j]["us"] for j in range(i - 1, -1, -1) if blocks[j]["state"] == ref), None)
+        after = next((blocks[j]["us"] for j in range(i + 1, len(blocks)) if blocks[j]["state"] == ref), None)
+        near = [v for v in (before, after) if v]
+        if near:
+            out.append(b["us"] / statistics.mean(near))
     return out
 
 
@@ -236,6 +243,17 @@ class Paired:
         return rec
 
     # -- the plan --
+    def switch_schedule(self, w, v, blocks_sw):
+        """The block letters and count of a switch process of workload w, variant v."""
+        native = WORKLOADS[w][0] == "native"
+        sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"
+        if native:  # every ratio against D blocks (eager in-process): encore-off is E/D
+            sched = "DE" if v == "encore-off" else "D" + sched
+            return sched, (6 if self.args.quick else 24) * len(sched) + 1
+        nb = blocks_sw if len(sched) == 2 else (blocks_sw // len(sched)) * len(sched) + 1
+        return sched, nb + (1 if len(sched) == 2 and nb % 2 == 0 else 0)
+
+    # -- the plan --
     def go(self, workloads, variants):
         os.makedirs(os.path.join(self.out, "paired-logs"), exist_ok=True)
         method = self.args.method
@@ -248,15 +266,16 @@ class Paired:
             # the switch processes get at most this share of what is left: process pairs need the rest
             phase1 = time.monotonic() + self.args.switch_share * (self.deadline - time.monotonic())
             for w in workloads:  # phase 1: every workload's switch processes (they also warm compile caches)
-                for v in [x for x in variants if x not in ("eager", "encore-off")]:
-                    sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"
-                    nb = blocks_sw if sched == "PA" else (blocks_sw // 3) * 3 + 1
-                    if sched == "PA" and nb % 2 == 0:
-                        nb += 1
-                    if not self.fits(w, v, "switch", phase1):
-                        self.notes.append(f"{w}: {v} (switch) not run: the time budget was reached")
-                        continue
-                    self.run(w, v, "switch", sched, nb)
+                native = WORKLOADS[w][0] == "native"
+                vs = [x for x in variants if x != "eager" and (native or x != "encore-off")]
+                # native: blocks of a few ms, so many of them, and 4 processes a variant, interleaved
+                for k in range(1 if (quick or not native) else 4):
+                    for v in (vs if k % 2 == 0 else list(reversed(vs))):
+                        sched, nb = self.switch_schedule(w, v, blocks_sw)
+                        if not self.fits(w, v, "switch", phase1):
+                            self.notes.append(f"{w}: {v} (switch, process {k + 1}) not run: the time budget was reached")
+                            continue
+                        self.run(w, v, "switch", sched, nb, k)
                 self.write_report(workloads, variants)
             pair_variants = ["eager", "encore-off"]
         else:
@@ -265,6 +284,8 @@ class Paired:
         for rnd in range(rounds):  # phase 2: interleaved process pairs, round-robin over the workloads
             ran = False
             for w in workloads:
+                if method == "switch" and WORKLOADS[w][0] == "native":
+                    continue  # measured in-process against D blocks
                 order = pair_variants if rnd % 2 == 0 else list(reversed(pair_variants))
                 if not all(self.fits(w, v, "pairs") for v in order):
                     continue
@@ -298,6 +319,14 @@ class Paired:
                 g_ratios = [x for p in sw for x in block_ratios(p["blocks"], "G")]
                 cell = {"pairs": summarize(pr), "switch": summarize(a_ratios), "graph_vs_passive": summarize(g_ratios),
                         "_pairs": pr, "_switch": a_ratios, "_graph": g_ratios}
+                if any(b["state"] == "D" for p in sw for b in p["blocks"]):  # eager in the same process
+                    d = {k: [x for p in sw for x in block_ratios(p["blocks"], k, "D")] for k in "AEGP"}
+                    cell["direct"] = {k: summarize(x) for k, x in d.items() if x}
+                    main = d["E"] if v == "encore-off" else d["A"]
+                    if main:
+                        cell["vs_eager_direct"] = dict(summarize(main), how="in-process against D blocks")
+                    if d["G"]:
+                        cell["graph_vs_eager_direct"] = summarize(d["G"])
                 s = next((p["encore"] for p in sw if p.get("encore")), None) or \
                     next((p["encore"] for p in procs if p["variant"] == v and p.get("encore")), None)
                 if s:
@@ -311,6 +340,11 @@ class Paired:
                 row["variants"][v] = cell
             off = row["variants"].get("encore-off", {}).get("_pairs", [])
             for v, cell in row["variants"].items():
+                if cell.get("vs_eager_direct"):
+                    cell["vs_eager"] = cell["vs_eager_direct"]
+                    if cell.get("graph_vs_eager_direct"):
+                        cell["graph_vs_eager"] = cell["graph_vs_eager_direct"]
+                    continue
                 if v == "encore-off":
                     continue
                 if cell["_switch"] and off:  # encore / eager = (active / passive) x (off / eager)
@@ -323,7 +357,7 @@ class Paired:
                     ci = bootstrap_product_ci(cell["_graph"], off)
                     cell["graph_vs_eager"] = {"median": statistics.median(cell["_graph"]) * statistics.median(off),
                                               "ci": ci}
-            if off:
+            if off and not row["variants"]["encore-off"].get("vs_eager"):
                 row["variants"]["encore-off"]["vs_eager"] = dict(row["variants"]["encore-off"]["pairs"], how="pairs")
             sums = {p["result"].get("checksum") for p in procs if p["result"].get("checksum")}
             row["checksums_equal"] = len(sums) <= 1 if sums else None
@@ -403,8 +437,10 @@ def report_md(rows, args, notes):
     L = [f"# encore: paired benchmark ({args.method}{', simulated driver' if args.sim else ''})", "",
          "Ratios are time per step, variant / eager (below 1: faster), median with a bootstrap 95% interval "
          f"({BOOT_N} resamples, seed {BOOT_SEED}). \"within 2%\" is claimed only when the whole interval lies "
-         "inside [0.98, 1.02]. encore/eager comes from the in-process switch (active / passive blocks) times "
-         "the process pairs' encore-off / eager where the switch ran, else from process pairs.", ""]
+         "inside [0.98, 1.02] (encore-off: [0.99, 1.01]). Native workloads: every ratio in-process, against "
+         "blocks that bypass encore (D: the driver's own entry points). Python workloads: encore/eager is the "
+         "in-process switch (active / passive blocks) times the process pairs' encore-off / eager, else "
+         "process pairs alone.", ""]
     L += ["| workload | encore / eager | verdict | replay % | encore-off / eager | verdict | "
           "graph mode (speedup over eager) |",
           "|---|---|---|---|---|---|---|"]
@@ -427,6 +463,15 @@ def report_md(rows, args, notes):
                 rp = c.get("replay_pct")
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
                          f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} |")
+    drows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("direct")]
+    if drows:
+        L += ["", "## In-process against eager (native: blocks / the nearest D blocks, which bypass encore)", ""]
+        L += ["| workload | variant | active (A) | passive (P) | as it is (E) | own graph (G) |",
+              "|---|---|---|---|---|---|"]
+        for r, v, c in drows:
+            d = c["direct"]
+            L.append(f"| {r['workload']} | {v} | " + " | ".join(
+                f"{fmt_ratio(d.get(k))} n={d[k]['n']}" if d.get(k) else "—" for k in "APEG") + " |")
     L += ["", "Variants: " + "; ".join(f"`{k}` {v}" for k, v in VARIANT_NOTES.items()), ""]
     L += ["## Process pairs (variant / eager, per round)", ""]
     L += ["| workload | variant | ratio | pairs | verdict |", "|---|---|---|---|---|"]

@@ -1,13 +1,17 @@
 /* encore benchmark: a native launch loop for the paired method (scripts/bench
  * --method pairs|switch), on a GPU or on the simulated driver.
  *
- *   bench_native --module PATH [--pattern norepeat|repeat|ring|step] [--k 16] [--n 4096]
+ *   bench_native --module PATH [--pattern norepeat|random|repeat|ring|step] [--k 16] [--n 4096]
  *                [--blocks 9] [--steps 50] [--warmup 20] [--check-steps 20]
  *                [--schedule LETTERS]
  *
  * A step is K launches on one non-blocking stream and a host synchronisation:
  *   norepeat  mix(x, salt) K times with a salt that is new at every launch:
- *             nothing ever repeats ("nothing repeats", encore's worst case)
+ *             the kernel and configuration repeat, the arguments never (encore
+ *             patches one graph: see random for a loop that never repeats)
+ *   random    K launches whose kernel (mix or add) and grid size (one of 8)
+ *             come from a generator that never returns to a state: the
+ *             sequence's structure never repeats (encore's worst case)
  *   repeat    mix(x, i) and add(y, x) alternating, the same every step
  *   ring      repeat's launches on buffer pair (x, y) number step % 64: every
  *             pointer is new each step, and comes again only 64 steps later
@@ -26,6 +30,9 @@
  *   E  as it is (default schedule "E")
  *   P  encore switched off (passive)    A  encore switched on (active)
  *   G  encore off, the step replayed as the program's own CUDA graph (not norepeat)
+ *   D  encore off and bypassed: launches and syncs through the driver's own
+ *      entry points (tests/bench/direct_driver.h), exactly as without encore:
+ *      "eager" in the same process as the other blocks
  * Output:
  *   BLOCK workload=native-<pattern> i=<i> state=<letter> steps=<S> us_per_step=<f>
  *   RESULT workload=native-<pattern> checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1>
@@ -39,6 +46,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "direct_driver.h"
 #include "encore_switch.h"
 
 #define NB_FUNCS(X)                                                                                                  \
@@ -63,6 +71,9 @@
 
 #define NB_DECL(name, type) static __typeof__(type) p_##name;
 NB_FUNCS(NB_DECL)
+/* D blocks: the driver's own launch and synchronize (direct_driver.h) */
+static __typeof__(p_cuLaunchKernel) d_cuLaunchKernel;
+static __typeof__(p_cuStreamSynchronize) d_cuStreamSynchronize;
 
 static void ck(CUresult r, const char *what) {
     if (r != CUDA_SUCCESS) {
@@ -88,12 +99,18 @@ static void load_driver(void) {
         memcpy(&p_##name, &p, sizeof p);                                      \
     }
     NB_FUNCS(NB_LOAD)
+    void *l = direct_driver_sym("libcuda.so", "cuLaunchKernel");
+    void *y = direct_driver_sym("libcuda.so", "cuStreamSynchronize");
+    memcpy(&d_cuLaunchKernel, &l, sizeof l);
+    memcpy(&d_cuStreamSynchronize, &y, sizeof y);
 }
 
 #define RING 64
 
 static struct {
-    int repeat, ring, stepc, k; /* repeat: also for ring and step */
+    int repeat, ring, stepc, random, k; /* repeat: also for ring and step */
+    int direct;                         /* a D block: the driver's own entry points */
+    uint64_t rng;                       /* random: the generator's state */
     unsigned n;
     CUfunction fill, mix, add;
     CUstream s;
@@ -104,14 +121,36 @@ static struct {
     CUgraphNode first;                  /* step, G: the node the program patches */
 } B;
 
-static void launch(CUfunction f, void **params) {
-    unsigned block = 128, grid = (B.n + block - 1) / block;
-    CK(p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, B.s, params, NULL));
+static void launch_grid(CUfunction f, unsigned grid, void **params) {
+    unsigned block = 128;
+    CK((B.direct ? d_cuLaunchKernel : p_cuLaunchKernel)(f, grid, 1, 1, block, 1, 1, 0, B.s, params, NULL));
+}
+
+static void launch(CUfunction f, void **params) { launch_grid(f, (B.n + 127) / 128, params); }
+
+/* random: xorshift64* from a state that is never reset after the start: no sequence of
+ * K choices comes again in a run (2^64 states). The kernels still cover x (grid 1..all). */
+static void launch_random(void) {
+    B.rng ^= B.rng >> 12;
+    B.rng ^= B.rng << 25;
+    B.rng ^= B.rng >> 27;
+    uint64_t r = B.rng * 0x2545f4914f6cdd1dull;
+    unsigned full = (B.n + 127) / 128, grid = full - (unsigned)((r >> 40) % 8) * (full / 8);
+    if (r >> 63) {
+        void *a[] = {&B.y, &B.x, &B.n};
+        launch_grid(B.add, grid, a);
+    } else {
+        uint32_t salt = (uint32_t)(r >> 8);
+        void *a[] = {&B.x, &salt, &B.n};
+        launch_grid(B.mix, grid, a);
+    }
 }
 
 static void launch_step(void) {
     for (int i = 0; i < B.k; i++) {
-        if (B.repeat && (i & 1)) {
+        if (B.random)
+            launch_random();
+        else if (B.repeat && (i & 1)) {
             void *a[] = {&B.y, &B.x, &B.n};
             launch(B.add, a);
         } else {
@@ -145,7 +184,7 @@ static void step(int graph) {
     else
         launch_step();
     if (B.ring || B.stepc) B.counter++;
-    CK(p_cuStreamSynchronize(B.s));
+    CK((B.direct ? d_cuStreamSynchronize : p_cuStreamSynchronize)(B.s));
 }
 
 static void fill_xy(void) {
@@ -158,6 +197,7 @@ static void fill_xy(void) {
         launch(B.fill, b);
     }
     if (B.ring || B.stepc) B.counter = 0;
+    B.rng = 0x9e3779b97f4a7c15ull;
     CK(p_cuStreamSynchronize(B.s));
 }
 
@@ -203,11 +243,12 @@ int main(int argc, char **argv) {
     }
     B.ring = !strcmp(pattern, "ring");
     B.stepc = !strcmp(pattern, "step");
+    B.random = !strcmp(pattern, "random");
     B.repeat = !strcmp(pattern, "repeat") || B.ring || B.stepc;
-    if (!module || (!B.repeat && strcmp(pattern, "norepeat")) || B.k < 1 || blocks < 1 || steps < 1 || !*schedule ||
-        strspn(schedule, "EPAG") != strlen(schedule)) {
-        fprintf(stderr,
-                "bench_native: usage: --module PATH [--pattern norepeat|repeat|ring|step] [--schedule E|PA|PAG...]\n");
+    if (!module || (!B.repeat && !B.random && strcmp(pattern, "norepeat")) || B.k < 1 || blocks < 1 || steps < 1 || !*schedule ||
+        strspn(schedule, "EPAGD") != strlen(schedule)) {
+        fprintf(stderr, "bench_native: usage: --module PATH [--pattern norepeat|random|repeat|ring|step] "
+                        "[--schedule E|PA|PAG|DAP...]\n");
         return 2;
     }
     int want_graph = strchr(schedule, 'G') != NULL;
@@ -217,6 +258,10 @@ int main(int argc, char **argv) {
     }
     encore_switch_fn sw = encore_switch_find();
     load_driver();
+    if (strchr(schedule, 'D') && (!d_cuLaunchKernel || !d_cuStreamSynchronize)) {
+        printf("RESULT workload=native-%s status=error error=driver_entry_points_not_found_for_D_blocks\n", pattern);
+        return 1;
+    }
     CUdevice dev;
     CUcontext ctx;
     CK(p_cuInit(0));
@@ -271,6 +316,7 @@ int main(int argc, char **argv) {
     size_t len = strlen(schedule);
     for (int b = 0; b < blocks; b++) {
         char st = schedule[b % len];
+        B.direct = st == 'D';
         if (st != 'E' && encore_switch_set(sw, st == 'A') != 0) {
             fprintf(stderr, "bench_native: encoreSetActive failed\n");
             return 1;
@@ -281,6 +327,7 @@ int main(int argc, char **argv) {
         printf("BLOCK workload=native-%s i=%d state=%c steps=%d us_per_step=%.3f\n", pattern, b, st, steps, us[b]);
         fflush(stdout);
     }
+    B.direct = 0;
     encore_switch_set(sw, 1);
     qsort(us, (size_t)blocks, sizeof *us, cmp_double);
     printf("RESULT workload=native-%s status=ok checksum=%016llx us_per_step=%.3f blocks=%d steps=%d k=%d switch=%d\n",

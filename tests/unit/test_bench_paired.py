@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Tests of the paired method's statistics (scripts/bench_paired.py) on made-up blocks.
+
+Usage: test_bench_paired.py [path/to/scripts]
+Prints one line per behaviour and "N passed, N failed".
+"""
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_paired as bp  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+
+def blocks(spec):
+    """'D10 A5 P10' -> block records."""
+    out = []
+    for i, t in enumerate(spec.split()):
+        out.append({"i": i, "state": t[0], "us": float(t[1:])})
+    return out
+
+
+b = blocks("D10 P12 A5 D10 P12 A5 D10")
+check("block_ratios: each A block against the mean of its nearest P blocks before and after",
+      bp.block_ratios(b, "A") == [5 / 12, 5 / 12])
+check("block_ratios: against D blocks when asked (the reference letter is a parameter)",
+      bp.block_ratios(b, "A", "D") == [0.5, 0.5])
+check("block_ratios: every block of the letter gives one ratio, not only the first",
+      len(bp.block_ratios(blocks("D10 E11 D10 E11 D10 E11 D10"), "E", "D")) == 3)
+check("block_ratios: a block with a reference on one side only uses that one",
+      bp.block_ratios(blocks("A6 D12"), "A", "D") == [0.5])
+check("block_ratios: no reference block, no ratio", bp.block_ratios(blocks("A6 A7"), "A", "D") == [])
+
+check("verdict: within 2% only when the whole interval lies inside [0.98, 1.02]",
+      bp.verdict((0.985, 1.015)).startswith("within") and not bp.verdict((0.97, 1.01)).startswith("within"))
+check("verdict: slower only when the whole interval lies above 1.02", bp.verdict((1.03, 1.2)).startswith("SLOWER"))
+check("verdict: within 1% with the tighter bound", bp.verdict((0.995, 1.008), 0.01).startswith("within 1%"))
+check("verdict: no interval from fewer than 2 ratios", bp.verdict(None).startswith("no interval"))
+
+ci = bp.bootstrap_ci([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0])
+check("bootstrap_ci: the interval holds the median and is reproducible (fixed seed)",
+      ci[0] <= 1.0 <= ci[1] and ci == bp.bootstrap_ci([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0]))
+
+
+class Args:
+    quick, sim = False, False
+
+
+P = bp.Paired.__new__(bp.Paired)
+P.args = Args()
+check("switch_schedule: native encore blocks are measured against D blocks (eager in-process)",
+      P.switch_schedule("native-random", "encore", 19)[0] == "DPA")
+check("switch_schedule: native encore-off alternates D and E",
+      P.switch_schedule("native-repeat", "encore-off", 19)[0] == "DE")
+check("switch_schedule: a native workload with a graph mode gets G blocks",
+      P.switch_schedule("native-repeat", "encore", 19)[0] == "DPAG")
+s, n = P.switch_schedule("triton", "encore", 19)
+check("switch_schedule: Python workloads alternate P and A (no D: the driver cannot be bypassed there)",
+      s == "PAG" and n % 3 == 1)
+finish()
