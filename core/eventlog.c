@@ -48,6 +48,8 @@
  *                    "calls" {pass, launch, flush_stream, flush_all},
  *                    "holds", "holds_replayed", "held_unpaid_ns",
  *                    "holds_given_up", "holds_resumed",
+ *                    "streams_left_alone", "streams_rested",
+ *                    "launches_unrecorded", "switched_off", "launches_passive",
  *                    "deferred_ns", "deferred_samples", "disabled" (0/1),
  *                    "top_sequences" [{seq, length, hits, saved, kernels[],
  *                    evicted}] ordered by saved = (length - 1) * hits,

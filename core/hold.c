@@ -62,6 +62,7 @@ void enc_hold_outcome(enc_stream_state *st, int replayed) {
     ENC_TSTAT_ADD(holds, 1);
     if (replayed) {
         ENC_TSTAT_ADD(holds_replayed, 1);
+        st->win_replays++; /* the stream's learning pays (rest.c) */
     } else {
         uint64_t now = enc_now_ns();
         ENC_TSTAT_ADD(held_unpaid_ns, now > st->held_since ? now - st->held_since : 0);

@@ -248,6 +248,14 @@ typedef struct enc_stream_state {
     uint64_t held_since;
     uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
 
+    /* Learning that does not pay (core/rest.c): a window of launches, its holds
+     * that ended in a replay, its sequences learnt and how many of them had come
+     * before. While rest_left > 0 (atomic: taken without the lock) launches
+     * pass through unrecorded. */
+    uint32_t win_launches, win_len, win_replays, win_seqs, win_recur;
+    int32_t rest_left;
+    uint8_t rest_shift;
+
     /* A released launch failed (not stickily): the next call that observes
      * the stream returns this instead of CUDA_SUCCESS (failure.c). */
     CUresult pending_err;
@@ -260,6 +268,25 @@ typedef struct enc_stream_state {
 
     enc_store store;
 } enc_stream_state;
+
+/* ---- rest.c: streams whose learning does not pay rest ----------------------------- */
+
+/* A launch on st while it rests: 1 if it passes through unrecorded (no lock taken). */
+static inline int enc_rest_take(enc_stream_state *st) {
+    if (__atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) <= 0 || __atomic_load_n(&st->join_pending, __ATOMIC_RELAXED))
+        return 0;
+    return __atomic_sub_fetch(&st->rest_left, 1, __ATOMIC_RELAXED) >= 0;
+}
+/* With st->mu held, before a launch is recorded: counts it into the window, and
+ * at the window's end decides. 1 if st rests from now on (this launch included). */
+int enc_rest_note_launch(enc_stream_state *st);
+/* With st->mu held: a state that names a new stream starts without a rest or a window. */
+void enc_rest_forget(enc_stream_state *st);
+/* A sequence was learnt; `recurring`: it (or its structure) had come before. */
+static inline void enc_rest_note_sequence(enc_stream_state *st, int recurring) {
+    st->win_seqs++;
+    st->win_recur += recurring != 0;
+}
 
 /* ---- layout.c: parameter layouts, cached per function --------------------------- */
 

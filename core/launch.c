@@ -225,8 +225,17 @@ static int launch_elsewhere(const enc_stream_state *st) {
     return ctx && enc_drv.ctxGetCurrent(&cur) == CUDA_SUCCESS && cur != ctx;
 }
 
+/* The stream rests (rest.c): the launch goes out as without encore, after what
+ * other streams hold that it must follow, only counted. */
+static CUresult pass_resting(enc_stream_state *st, const enc_launch *l) {
+    enc_launch_legacy_order(st);
+    ENC_TSTAT_ADD(launches_unrecorded, 1);
+    return issue_now(l);
+}
+
 /* The launch on st's stream: takes st->mu and releases it. */
 static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
+    if (enc_rest_take(st)) return pass_resting(st, l); /* no lock: nothing is open or held on a resting stream */
     enc_launch_legacy_order(st);
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);
@@ -235,6 +244,10 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
+    if (enc_rest_note_launch(st)) {
+        pthread_mutex_unlock(&st->mu);
+        return pass_resting(st, l);
+    }
     if (st->sparse && !st->held) return count_and_pass_through(st, l);
     const enc_layout *L = enc_layout_cached(l->f);
     if (!L) return issue_first_launch(st, l);

@@ -364,6 +364,7 @@ void enc_learn_sequence(enc_stream_state *st) {
          * often as a capture needs (one graph launch then replaces a patch
          * per launch); a ring of many buffers, each seen a few times, stays
          * with one patched graph rather than capturing one per buffer set. */
+        enc_rest_note_sequence(st, 1);
         if (!seq->replayed_by_patch) return;
         enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
         if (c && c->state == ENC_CAND_COUNTING && ++c->count >= ENC_EXACT_AFTER_PATCH * (uint32_t)enc_opt.min_repeats)
@@ -371,13 +372,19 @@ void enc_learn_sequence(enc_stream_state *st) {
         return;
     }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
+    int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
     if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
     /* The same structure with other arguments (a step counter, say) is worth
      * a graph too when the arguments can be patched in: count it apart (never
      * in the place of the exact count just made), and capture the sequence as
      * it is now. Not when it was just captured exactly: a structural count
      * kept then would never be freed and would crowd out other candidates. */
-    if (!enc_opt.patch || (c && c->state == ENC_CAND_CAPTURED)) return;
+    if (!enc_opt.patch || (c && c->state == ENC_CAND_CAPTURED)) {
+        enc_rest_note_sequence(st, recurring);
+        return;
+    }
     enc_candidate *sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
+    recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
+    enc_rest_note_sequence(st, recurring);
     if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
 }

@@ -174,6 +174,7 @@ static int hold_or_pass(enc_stream_state *st, const enc_op *op) {
 
 static int take(enc_stream_state *st, const enc_op *op) {
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
+    if (__atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) > 0) return 0; /* resting: nothing recorded (rest.c) */
     if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (st->attrs_differ || (st->sparse && !st->held)) return 0;

@@ -111,6 +111,8 @@ void enc_stats_snapshot(enc_summary *s) {
         s->holds_given_up += RD(holds_given_up);
         s->holds_resumed += RD(holds_resumed);
         s->streams_left_alone += RD(streams_left_alone);
+        s->streams_rested += RD(streams_rested);
+        s->launches_unrecorded += RD(launches_unrecorded);
         s->switched_off += RD(switched_off);
         s->launches_passive += RD(launches_passive);
         for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);

@@ -32,15 +32,17 @@ typedef struct enc_summary {
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
     uint64_t deferred_ns; /* CPU time spent in the deferring launch path (sampled) */
     uint64_t deferred_samples;
-    uint64_t holds;              /* holds that ended (core/hold.c) */
-    uint64_t holds_replayed;     /* of those, in a replay */
-    uint64_t held_unpaid_ns;     /* time launches were held in holds that did not replay */
-    uint64_t holds_given_up;     /* times holding at a start was given up */
-    uint64_t holds_resumed;      /* times it was tried again (back-off, or a new graph there) */
-    uint64_t streams_left_alone; /* times a stream's launches came further apart than ENCORE_MAX_GAP */
-    uint64_t switched_off;       /* times the program switched encore off (encoreSetActive(0)) */
-    uint64_t launches_passive;   /* launches made while it was switched off (issued, counted) */
-    int disabled;                /* encore switched itself off after an internal failure */
+    uint64_t holds;               /* holds that ended (core/hold.c) */
+    uint64_t holds_replayed;      /* of those, in a replay */
+    uint64_t held_unpaid_ns;      /* time launches were held in holds that did not replay */
+    uint64_t holds_given_up;      /* times holding at a start was given up */
+    uint64_t holds_resumed;       /* times it was tried again (back-off, or a new graph there) */
+    uint64_t streams_left_alone;  /* times a stream's launches came further apart than ENCORE_MAX_GAP */
+    uint64_t streams_rested;      /* times a stream's launches replayed nothing and stopped being recorded (rest.c) */
+    uint64_t launches_unrecorded; /* launches passed through while their stream rested */
+    uint64_t switched_off;        /* times the program switched encore off (encoreSetActive(0)) */
+    uint64_t launches_passive;    /* launches made while it was switched off (issued, counted) */
+    int disabled;                 /* encore switched itself off after an internal failure */
 } enc_summary;
 
 /* One captured sequence (its graph), for the report's top list. */
@@ -81,6 +83,7 @@ typedef struct enc_tstats {
     uint64_t deferred_ns, deferred_samples;
     uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
     uint64_t streams_left_alone, switched_off, launches_passive;
+    uint64_t streams_rested, launches_unrecorded;
     int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */
     struct enc_tstats *next;
 } enc_tstats;

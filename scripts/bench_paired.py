@@ -37,7 +37,8 @@ WITHIN = 0.02
 
 # name: (kind, graph mode label or None, estimated seconds of a process)
 WORKLOADS = {
-    "native-random": ("native", None, 2),
+    "native-random": ("native", None, 3),
+    "native-random-start": ("native", None, 2),
     "native-norepeat": ("native", None, 2),
     "native-repeat": ("native", "own stream capture", 2),
     "native-ring": ("native", "own graphs, one per buffer pair", 3),
@@ -53,6 +54,7 @@ WORKLOADS = {
 }
 LABELS = {
     "native-random": "native, nothing repeats (16 launches a step, random kernel and grid)",
+    "native-random-start": "the same, its first 40,000 launches (encore still learning, then resting)",
     "native-norepeat": "native, new arguments in every launch (16 a step)",
     "native-repeat": "native, the same 16 launches every step",
     "native-ring": "native, 16 launches on a new buffer pair each step (ring of 64)",
@@ -163,10 +165,14 @@ class Paired:
     def argv(self, workload, schedule, blocks):
         quick = self.args.quick
         if WORKLOADS[workload][0] == "native":
-            pattern = workload.split("-", 1)[1]
+            pattern = workload.split("-")[1]
             steps = "10" if self.args.sim else ("100" if not quick else "50")
+            # Steady state: a warm-up of 2,400 steps (38,400 launches) lets encore learn, or, where
+            # nothing repeats, rest (core/rest.c: 16,384 recorded, 16,384 resting, 4,096 probed, then a
+            # rest of 65,536 covers the timed blocks). native-random-start times the start instead.
+            warmup = "10" if self.args.sim else ("20" if workload.endswith("-start") else "2400")
             return [self.native_bin, "--module", self.ptx or "", "--pattern", pattern, "--schedule", schedule,
-                    "--blocks", str(blocks), "--steps", steps, "--warmup", "10" if self.args.sim else "50"]
+                    "--blocks", str(blocks), "--steps", steps, "--warmup", warmup]
         return [self.args.python, self.py_script, "--workload", workload, "--schedule", schedule, "--blocks",
                 str(blocks)]
 
@@ -268,8 +274,9 @@ class Paired:
             for w in workloads:  # phase 1: every workload's switch processes (they also warm compile caches)
                 native = WORKLOADS[w][0] == "native"
                 vs = [x for x in variants if x != "eager" and (native or x != "encore-off")]
-                # native: blocks of a few ms, so many of them, and 4 processes a variant, interleaved
-                for k in range(1 if (quick or not native) else 4):
+                # native: blocks of a few ms, so many of them, and 4 processes a variant, interleaved;
+                # Python: 2 processes a variant where the budget allows (the first also warms caches)
+                for k in range(1 if quick else (4 if native else 2)):
                     for v in (vs if k % 2 == 0 else list(reversed(vs))):
                         sched, nb = self.switch_schedule(w, v, blocks_sw)
                         if not self.fits(w, v, "switch", phase1):

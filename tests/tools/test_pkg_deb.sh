@@ -28,7 +28,9 @@ cleanup() {
 trap cleanup EXIT
 ln -s "$build" "$tmp/build"
 rm -f "$build"/encore_*.deb
-out=$(cd "$tmp" && eval "$PACK_LINE" 2>&1)
+# physical cd: cpack may re-run CMake's configure check, which must see the
+# build directory's own path, not the link's (it would rewrite the cache)
+out=$(set -o physical && cd "$tmp" && eval "$PACK_LINE" 2>&1)
 check "deb: '$PACK_LINE' writes the package" "$?" "$out"
 deb=$(ls "$build"/encore_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || { finish; exit 1; }

@@ -31,7 +31,8 @@ EVENT_KEYS = {
     "summary": {"version", "launches_seen", "launches_replayed", "launches_eager", "replay_pct",
                 "graphs_captured", "graph_launches", "graph_launches_patched", "graphs_evicted", "capture_failures", "divergences",
                 "divergences_by_kind", "flushes", "flushes_by_call", "calls", "holds", "holds_replayed",
-                "held_unpaid_ns", "holds_given_up", "holds_resumed", "streams_left_alone", "switched_off",
+                "held_unpaid_ns", "holds_given_up", "holds_resumed", "streams_left_alone", "streams_rested",
+                "launches_unrecorded", "switched_off",
                 "launches_passive", "deferred_ns", "deferred_samples", "disabled",
                 "top_sequences", "top_divergences"},
 }
@@ -52,6 +53,8 @@ TOP_LABELS = {"kernel launches seen": "launches_seen", "replayed through graphs"
               "given up where holds did not pay": "holds_given_up",
               "tried again later": "holds_resumed",
               "streams left alone (MAX_GAP)": "streams_left_alone",
+              "streams resting (nothing repeated)": "streams_rested",
+              "launches passed through meanwhile": "launches_unrecorded",
               "switched off by the program": "switched_off", "launches while switched off": "launches_passive"}
 WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "short"}
 
