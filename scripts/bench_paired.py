@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import time
 
+NATIVE_CALLS_PER_STEP = 17  # bench_native: 16 launches and a stream synchronisation a step
 BOOT_N = 2000
 BOOT_SEED = 11
 WITHIN = 0.02
@@ -343,7 +344,16 @@ class Paired:
                                                                      "launches_passive", "graphs_captured",
                                                                      "divergences", "holds", "holds_replayed",
                                                                      "holds_given_up", "holds_resumed",
-                                                                     "streams_left_alone")}
+                                                                     "streams_left_alone", "streams_rested",
+                                                                     "launches_unrecorded")}
+                    total = next((int(p["result"].get("total_steps", 0)) for p in sw if p["result"].get("total_steps")),
+                                 0)
+                    calls = s.get("calls") or {}
+                    if total and isinstance(calls, dict):
+                        cell["hooked_calls_per_step"] = sum(v for v in calls.values() if isinstance(v, int)) / total
+                    pv = [b["us"] for p in sw for b in p["blocks"] if b["state"] == "P"]
+                    if pv:
+                        cell["passive_us"] = statistics.median(pv)
                 row["variants"][v] = cell
             off = row["variants"].get("encore-off", {}).get("_pairs", [])
             for v, cell in row["variants"].items():
@@ -372,7 +382,53 @@ class Paired:
             row["failed"] = [p["tag"] for p in self.procs if p["workload"] == w and not p["ok"] and
                              p["method"] != "warmup"]
             rows.append(row)
+        self.derive_interposition(rows)
         return rows
+
+    def hook_cost_ns(self, rows):
+        """What one hooked call costs (ns), measured where eager runs in the same process: the native
+        workloads' encore-off processes, E blocks against D blocks, NATIVE_CALLS_PER_STEP calls a step.
+        (median, lowest lower bound, highest upper bound) over the native workloads, or None."""
+        per = []
+        for r in rows:
+            e = r["variants"].get("encore-off", {}).get("direct", {}).get("E")
+            if WORKLOADS[r["workload"]][0] != "native" or not e or not e.get("ci"):
+                continue
+            d = [b["us"] for p in self.procs if p["workload"] == r["workload"] and p["variant"] == "encore-off"
+                 and p["method"] == "switch" and p["ok"] for b in p["blocks"] if b["state"] == "D"]
+            f = statistics.median(d) * 1000 / NATIVE_CALLS_PER_STEP
+            per.append(((e["median"] - 1) * f, (e["ci"][0] - 1) * f, (e["ci"][1] - 1) * f))
+        if not per:
+            return None
+        return statistics.median(x[0] for x in per), min(x[1] for x in per), max(x[2] for x in per)
+
+    def derive_interposition(self, rows):
+        """Python workloads cannot bypass encore in-process, and their process pairs vary by up to 1.8x:
+        their encore-off / eager is derived instead, from the measured cost of a hooked call times the
+        hooked calls a step makes (encore's summary) over the time of a passive step; encore / eager is
+        then the in-process switch (A/P) times that. Labelled as derived wherever it is shown."""
+        hook = self.hook_cost_ns(rows)
+        if not hook:
+            return
+        h_med, h_lo, h_hi = hook
+        for r in rows:
+            if WORKLOADS[r["workload"]][0] == "native":
+                continue
+            e = r["variants"].get("encore", {})
+            cps, pus = e.get("hooked_calls_per_step"), e.get("passive_us")
+            if not cps or not pus:
+                continue
+            share = lambda ns: max(0.0, ns) * cps / (pus * 1000)  # noqa: E731 (a hook never saves time)
+            off = {"median": 1 + share(h_med), "ci": (1 + share(h_lo), 1 + share(h_hi)),
+                   "how": f"derived: {cps:.1f} hooked calls a step x {h_med:.0f} ns [{max(0.0, h_lo):.0f}, "
+                          f"{h_hi:.0f}] over {pus:.1f} us"}
+            off["verdict"] = verdict(off["ci"], 0.01)
+            r["off_derived"] = off
+            sw = e.get("switch")
+            if sw and sw.get("ci"):
+                ci = (sw["ci"][0] * off["ci"][0], sw["ci"][1] * off["ci"][1])
+                e["vs_eager"] = {"median": sw["median"] * off["median"], "ci": ci, "verdict": verdict(ci),
+                                 "how": "in-process switch x derived interposition"}
 
     def write_report(self, workloads, variants):
         rows = self.analyse(workloads, variants)
@@ -445,22 +501,25 @@ def report_md(rows, args, notes):
          "Ratios are time per step, variant / eager (below 1: faster), median with a bootstrap 95% interval "
          f"({BOOT_N} resamples, seed {BOOT_SEED}). \"within 2%\" is claimed only when the whole interval lies "
          "inside [0.98, 1.02] (encore-off: [0.99, 1.01]). Native workloads: every ratio in-process, against "
-         "blocks that bypass encore (D: the driver's own entry points). Python workloads: encore/eager is the "
-         "in-process switch (active / passive blocks) times the process pairs' encore-off / eager, else "
-         "process pairs alone.", ""]
+         "blocks that bypass encore (D: the driver's own entry points). Python workloads cannot bypass encore: "
+         "encore/eager is the in-process switch (active / passive blocks) times encore-off / eager, and "
+         "encore-off / eager is *derived* (marked so): the cost of one hooked call, measured in the native "
+         "encore-off processes (E against D blocks), times the hooked calls a step makes (encore's summary), "
+         "over a passive step's time. Their process pairs (no preload against ENCORE=0, below) are kept but "
+         "vary too much between processes to resolve 1%.", ""]
     L += ["| workload | encore / eager | verdict | replay % | encore-off / eager | verdict | "
           "graph mode (speedup over eager) |",
           "|---|---|---|---|---|---|---|"]
     for r in rows:
         e = r["variants"].get("encore", {})
         o = r["variants"].get("encore-off", {})
-        ve, vo = e.get("vs_eager"), o.get("vs_eager")
+        ve, vo = e.get("vs_eager"), r.get("off_derived") or o.get("vs_eager")
         rp = e.get("replay_pct")
         g = e.get("graph_vs_eager")
         gtxt = f"{r['graph_label']}: {fmt_speedup(g)}" if g else (r["graph_label"] or "none") + (
             "" if g or not r["graph_label"] else " (not measured)")
         L.append(f"| {r['label']} | {fmt_ratio(ve)} | {ve['verdict'] if ve else '—'} | "
-                 f"{'—' if rp is None else f'{rp:.1f}'} | {fmt_ratio(vo)} | "
+                 f"{'—' if rp is None else f'{rp:.1f}'} | {fmt_ratio(vo)}{' (derived)' if r.get('off_derived') else ''} | "
                  f"{verdict(vo['ci'], 0.01) if vo else '—'} | {gtxt} |")
     L += ["", "## Cost breakdown (in-process: variant active / passive blocks)", ""]
     L += ["| workload | variant | active / passive | n | verdict | replay % |", "|---|---|---|---|---|---|"]
@@ -479,6 +538,13 @@ def report_md(rows, args, notes):
             d = c["direct"]
             L.append(f"| {r['workload']} | {v} | " + " | ".join(
                 f"{fmt_ratio(d.get(k))} n={d[k]['n']}" if d.get(k) else "—" for k in "APEG") + " |")
+    der = [r for r in rows if r.get("off_derived")]
+    if der:
+        L += ["", "## Interposition of the Python workloads (derived, not measured in their processes)", ""]
+        L += ["| workload | encore-off / eager (derived) | verdict (1%) | how |", "|---|---|---|---|"]
+        for r in der:
+            o = r["off_derived"]
+            L.append(f"| {r['workload']} | {fmt_ratio(o)} | {o['verdict']} | {o['how']} |")
     L += ["", "Variants: " + "; ".join(f"`{k}` {v}" for k, v in VARIANT_NOTES.items()), ""]
     L += ["## Process pairs (variant / eager, per round)", ""]
     L += ["| workload | variant | ratio | pairs | verdict |", "|---|---|---|---|---|"]

@@ -388,7 +388,8 @@ def run(args):
         print(f"BLOCK workload={name} i={b} state={state} steps={steps} us_per_step={us:.3f}", flush=True)
     encore_switch.set_active(True)
     print(f"RESULT workload={name} status=ok checksum={csum} us_per_step={statistics.median(per):.3f} "
-          f"blocks={args.blocks} steps={steps} warmup_s={warm_s:.1f} switch={int(encore_switch.available())}",
+          f"blocks={args.blocks} steps={steps} warmup_s={warm_s:.1f} switch={int(encore_switch.available())} "
+          f"total_steps={args.warmup + args.check_steps + args.blocks * steps}",
           flush=True)
 
 
