@@ -429,6 +429,10 @@ class Paired:
                 ci = (sw["ci"][0] * off["ci"][0], sw["ci"][1] * off["ci"][1])
                 e["vs_eager"] = {"median": sw["median"] * off["median"], "ci": ci, "verdict": verdict(ci),
                                  "how": "in-process switch x derived interposition"}
+            g = e.get("graph_vs_passive")
+            if g and g.get("ci"):
+                e["graph_vs_eager"] = {"median": g["median"] * off["median"],
+                                       "ci": (g["ci"][0] * off["ci"][0], g["ci"][1] * off["ci"][1])}
 
     def write_report(self, workloads, variants):
         rows = self.analyse(workloads, variants)
@@ -570,7 +574,7 @@ def short_table(rows):
     out = ["workload                                   encore/eager [95%]        replay%  off/eager [95%]"]
     for r in rows:
         e = r["variants"].get("encore", {}).get("vs_eager")
-        o = r["variants"].get("encore-off", {}).get("vs_eager")
+        o = r.get("off_derived") or r["variants"].get("encore-off", {}).get("vs_eager")
         rp = r["variants"].get("encore", {}).get("replay_pct")
         out.append(f"{r['label'][:42]:42} {fmt_ratio(e):25} {'—' if rp is None else f'{rp:5.1f}':>7}  "
                    f"{fmt_ratio(o)}")
