@@ -78,6 +78,7 @@ VARIANTS = {
     "encore-count": {"ENCORE_MAX_GAP": "1us"},          # stream states, launches counted, nothing recorded
     "encore-record": {"ENCORE_MIN_REPEATS": "1000000"},  # recorded and learnt, never captured or held
     "encore-hold-always": {"ENCORE_HOLD_RULE": "0"},    # holding without the hold rule
+    "encore-gap30": {"ENCORE_MAX_GAP": "30us"},          # streams held up to 30 us a launch (default 10)
 }
 VARIANT_NOTES = {
     "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
@@ -85,6 +86,7 @@ VARIANT_NOTES = {
     "encore-count": "ENCORE_MAX_GAP=1us: every stream left alone; launches counted, nothing recorded or held",
     "encore-record": "ENCORE_MIN_REPEATS=1000000: recorded and learnt, nothing captured or held",
     "encore-hold-always": "ENCORE_HOLD_RULE=0: held wherever a graph's sequence begins",
+    "encore-gap30": "ENCORE_MAX_GAP=30us: streams whose launches come up to 30 us apart are held too",
 }
 
 
