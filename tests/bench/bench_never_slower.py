@@ -9,6 +9,7 @@ Workloads (batch 1 unless said; a host synchronisation after every step):
     triton               8 Triton kernel launches a step, from Python     graph: torch.cuda.graph
     cupy                 8 CuPy elementwise ops a step, on a stream         graph: CuPy stream capture
     resnet18             PyTorch eager ResNet-18 inference, 1x3x224x224     graph: torch.cuda.graph
+    resnet18-b32         the same at batch 32: the GPU's time, not launching, sets the pace
     train                PyTorch eager training step of the MLP at batch 32 (Adam, capturable)
                                                                             graph: torch.cuda.graph
     mlp-compile          8 x (Linear 256, GELU, LayerNorm), torch.compile default mode
@@ -45,7 +46,7 @@ sys.path.insert(0, HERE)
 import encore_switch  # noqa: E402
 
 T0 = time.perf_counter()
-DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
+DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
                  "transformer-compile": 50, "transformer-cpp": 50}
 
 
@@ -224,7 +225,7 @@ def resnet18_model(torch, nn):
     return nn.Sequential(*layers)
 
 
-def build_resnet18():
+def build_resnet18(batch=1):
     import torch
     from torch import nn
     dev = torch_device()
@@ -232,7 +233,7 @@ def build_resnet18():
     def make():
         torch.manual_seed(0)
         model = resnet18_model(torch, nn).to(dev).eval()
-        x = torch.randn(1, 3, 224, 224, device=dev)
+        x = torch.randn(batch, 3, 224, 224, device=dev)
 
         def step():
             with torch.no_grad():
@@ -342,6 +343,7 @@ BUILDERS = {
     "triton": build_triton,
     "cupy": build_cupy,
     "resnet18": build_resnet18,
+    "resnet18-b32": lambda: build_resnet18(32),
     "train": build_train,
     "mlp-compile": lambda: build_compiled("mlp", False),
     "mlp-cpp": lambda: build_compiled("mlp", True),
