@@ -17,72 +17,128 @@
  *                            random steps, the same ones every iteration
  *                            (the generator starts afresh): a body longer
  *                            than the first window, still being learnt there
+ *   prog_rest threads STEPS  two threads, each "never" on a stream and
+ *                            buffers of its own, at once: their streams rest
+ *                            (and pass launches through without a lock)
+ *                            while the other thread's launches come
  * Every launch's result feeds the next, and each step's x is hashed and
  * folded into the printed value (every 64 steps), so a launch that ran out
  * of order, twice or not at all changes the output. */
 #include "prog.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define N 512u
+#define SEED 0x9e3779b97f4a7c15ull
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+typedef struct run {
+    prog_kernels *k;
+    CUstream s;
+    CUdeviceptr x, y;
+    uint64_t rng, folded;
+    int steps, loop, lng, iters, later, id;
+    char out[64][48]; /* threads: lines kept until both end, printed in order */
+    int nout;
+} run;
 
-static uint64_t next(void) {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545f4914f6cdd1dull;
+static uint64_t next(run *r) {
+    r->rng ^= r->rng >> 12;
+    r->rng ^= r->rng << 25;
+    r->rng ^= r->rng >> 27;
+    return r->rng * 0x2545f4914f6cdd1dull;
 }
 
-static void random_step(const prog_kernels *k, CUstream s, CUdeviceptr x, CUdeviceptr y) {
+static void random_step(run *r) {
     for (int i = 0; i < 16; i++) {
-        uint64_t r = next();
-        uint32_t n = 64u << ((r >> 20) % 4); /* 64..512: 1 to 4 blocks */
-        switch ((r >> 40) % 3) {
-        case 0: k_mix(k, s, x, (uint32_t)r, n); break;
-        case 1: k_add(k, s, x, y, n); break;
-        default: k_stamp(k, s, y, n); break;
+        uint64_t v = next(r);
+        uint32_t n = 64u << ((v >> 20) % 4); /* 64..512: 1 to 4 blocks */
+        switch ((v >> 40) % 3) {
+        case 0: k_mix(r->k, r->s, r->x, (uint32_t)v, n); break;
+        case 1: k_add(r->k, r->s, r->x, r->y, n); break;
+        default: k_stamp(r->k, r->s, r->y, n); break;
         }
     }
 }
 
-static void fixed_step(const prog_kernels *k, CUstream s, CUdeviceptr x, CUdeviceptr y) {
+static void fixed_step(run *r) {
     for (int i = 0; i < 8; i++) {
-        k_mix(k, s, x, (uint32_t)i, N);
-        k_add(k, s, y, x, N);
+        k_mix(r->k, r->s, r->x, (uint32_t)i, N);
+        k_add(r->k, r->s, r->y, r->x, N);
     }
+}
+
+/* A stream and two buffers of its own, filled. */
+static void setup(run *r, prog_kernels *k, int id) {
+    r->k = k;
+    r->id = id;
+    r->rng = SEED + (uint64_t)id;
+    r->s = prog_stream(CU_STREAM_NON_BLOCKING);
+    r->x = prog_alloc(N);
+    r->y = prog_alloc(N);
+    k_fill(k, r->s, r->x, 1 + (uint32_t)id, N);
+    k_fill(k, r->s, r->y, 2 + (uint32_t)id, N);
+}
+
+static void note(run *r, const char *what, int step, uint64_t v) {
+    if (r->nout < 64)
+        snprintf(r->out[r->nout++], sizeof r->out[0], "%s%d %5d %016llx", what, r->id, step, (unsigned long long)v);
+}
+
+static void go(run *r) {
+    int total = r->lng ? r->steps * r->iters : r->steps + (r->later ? r->loop : 0);
+    for (int it = 0; it < total; it++) {
+        if (r->lng && it % r->steps == 0) r->rng = SEED; /* the body again */
+        if (r->lng || it < r->steps)
+            random_step(r);
+        else
+            fixed_step(r);
+        r->folded = r->folded * 31 + prog_hash_dev(r->s, r->x, N);
+        if (it % 64 == 63) note(r, "x", it, r->folded);
+    }
+    note(r, "y", total, prog_hash_dev(r->s, r->y, N));
+}
+
+static void *thread_main(void *arg) {
+    prog_thread_init();
+    go((run *)arg);
+    return NULL;
+}
+
+static void print(const run *r) {
+    for (int i = 0; i < r->nout; i++) printf("%s\n", r->out[i]);
 }
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
-    int steps = argc > 2 ? atoi(argv[2]) : 0;
-    int later = !strcmp(mode, "later");
-    int loop = argc > 3 ? atoi(argv[3]) : steps;
-    int lng = !strcmp(mode, "long"), iters = lng ? loop : 1;
-    if ((!later && !lng && strcmp(mode, "never")) || steps <= 0)
-        prog_die("usage: prog_rest never STEPS | later STEPS [LOOP] | long STEPS ITER");
+    int steps = argc > 2 ? atoi(argv[2]) : 0, more = argc > 3 ? atoi(argv[3]) : 0;
+    int later = !strcmp(mode, "later"), lng = !strcmp(mode, "long"), threads = !strcmp(mode, "threads");
+    if ((!later && !lng && !threads && strcmp(mode, "never")) || steps <= 0 || (lng && more <= 0))
+        prog_die("usage: prog_rest never STEPS | later STEPS [LOOP] | long STEPS ITER | threads STEPS");
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N);
-    k_fill(&k, s, x, 1, N);
-    k_fill(&k, s, y, 2, N);
-    uint64_t folded = 0;
-    int total = lng ? steps * iters : steps + (later ? loop : 0);
-    for (int it = 0; it < total; it++) {
-        if (lng && it % steps == 0) rng = 0x9e3779b97f4a7c15ull; /* the body again */
-        if (lng || it < steps)
-            random_step(&k, s, x, y);
-        else
-            fixed_step(&k, s, x, y);
-        folded = folded * 31 + prog_hash_dev(s, x, N);
-        if (it % 64 == 63) printf("step %5d x %016llx\n", it, (unsigned long long)folded);
+    static run r[2];
+    for (int i = 0; i < (threads ? 2 : 1); i++) {
+        setup(&r[i], &k, i);
+        r[i].steps = steps;
+        r[i].later = later;
+        r[i].loop = more ? more : steps;
+        r[i].lng = lng;
+        r[i].iters = more;
     }
-    printf("y %016llx\n", (unsigned long long)prog_hash_dev(s, y, N));
+    if (threads) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, thread_main, &r[1]) != 0) prog_die("pthread_create failed");
+        go(&r[0]);
+        pthread_join(t, NULL);
+        print(&r[1]);
+    } else {
+        go(&r[0]);
+    }
+    print(&r[0]);
     prog_report_launches();
     return 0;
 }
