@@ -379,12 +379,10 @@ void enc_learn_sequence(enc_stream_state *st) {
      * in the place of the exact count just made), and capture the sequence as
      * it is now. Not when it was just captured exactly: a structural count
      * kept then would never be freed and would crowd out other candidates. */
-    if (!enc_opt.patch || (c && c->state == ENC_CAND_CAPTURED)) {
-        enc_rest_note_sequence(st, recurring);
-        return;
+    if (enc_opt.patch && !(c && c->state == ENC_CAND_CAPTURED)) {
+        enc_candidate *sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
+        recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
+        if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
     }
-    enc_candidate *sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
-    recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
     enc_rest_note_sequence(st, recurring);
-    if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
 }

@@ -67,14 +67,13 @@ int enc_rest_note_launch(enc_stream_state *st) {
     if (!enc_opt.hold_rule) return 0;
     if (__atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) < 0) /* a rest ran out under several threads */
         __atomic_store_n(&st->rest_left, 0, __ATOMIC_RELAXED);
-    if (!st->win_len) st->win_len = REST_FIRST_WINDOW;
-    if (st->win_replays) st->rest_shift = 0; /* it pays: the next rest, if any, is short */
     if (++st->win_launches < st->win_len) return 0;
     int pays = st->win_replays != 0;
     int learning = st->win_seqs != 0 && st->win_recur * RECUR_SHARE >= st->win_seqs;
     if (pays || learning || st->held) {
         /* a window does not end inside a hold: it is judged again at the
          * next launch that finds none */
+        if (pays) st->rest_shift = 0; /* the next rest, if any, is short again */
         if (pays || learning) new_window(st, REST_FIRST_WINDOW);
         return 0;
     }

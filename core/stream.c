@@ -50,6 +50,7 @@ static __thread unsigned tcache_next __attribute__((tls_model("initial-exec")));
 static int state_init(enc_stream_state *st) {
     if (enc_record_init(&st->seq, (uint32_t)enc_opt.max_sequence) != 0 || enc_store_init(&st->store) != 0) return -1;
     pthread_mutex_init(&st->mu, NULL);
+    enc_rest_forget(st); /* the first window */
     return 0;
 }
 
