@@ -36,40 +36,38 @@ BOOT_N = 2000
 BOOT_SEED = 11
 WITHIN = 0.02
 
-# name: (kind, graph mode label or None, estimated seconds of a process)
+# name: (kind, graph mode label or None, estimated seconds of a process, label in the report)
 WORKLOADS = {
-    "native-random": ("native", None, 3),
-    "native-random-start": ("native", None, 2),
-    "native-norepeat": ("native", None, 2),
-    "native-repeat": ("native", "own stream capture", 2),
-    "native-ring": ("native", "own graphs, one per buffer pair", 3),
-    "native-step": ("native", "own graph, patched by the program", 2),
-    "triton": ("py", "manual torch.cuda.graph", 12),
-    "cupy": ("py", "CuPy stream capture", 6),
-    "resnet18": ("py", "manual torch.cuda.graph", 12),
-    "resnet18-b32": ("py", "manual torch.cuda.graph", 15),
-    "train": ("py", "manual torch.cuda.graph", 12),
-    "mlp-compile": ("py", "reduce-overhead", 40),
-    "mlp-cpp": ("py", "reduce-overhead", 60),
-    "transformer-compile": ("py", "reduce-overhead", 45),
-    "transformer-cpp": ("py", "reduce-overhead", 100),
-}
-LABELS = {
-    "native-random": "native, nothing repeats (16 launches a step, random kernel and grid)",
-    "native-random-start": "the same, its first 40,000 launches (encore still learning, then resting)",
-    "native-norepeat": "native, new arguments in every launch (16 a step)",
-    "native-repeat": "native, the same 16 launches every step",
-    "native-ring": "native, 16 launches on a new buffer pair each step (ring of 64)",
-    "native-step": "native, 16 launches, the first takes the step number",
-    "triton": "Triton kernel loop from Python (8 launches)",
-    "cupy": "CuPy elementwise loop (8 ops)",
-    "resnet18": "PyTorch eager ResNet-18 b=1",
-    "resnet18-b32": "PyTorch eager ResNet-18 b=32 (GPU-bound)",
-    "train": "PyTorch eager MLP training step b=32",
-    "mlp-compile": "torch.compile MLP 8x(Linear256,GELU,LN)",
-    "mlp-cpp": "torch.compile MLP, cpp_wrapper",
-    "transformer-compile": "torch.compile 6 transformer blocks, KV 128",
-    "transformer-cpp": "torch.compile transformer, cpp_wrapper",
+    "native-random": ("native", None, 3,
+        "native, nothing repeats (16 launches a step, random kernel and grid)"),
+    "native-random-start": ("native", None, 2,
+        "the same, its first 40,000 launches (encore still learning, then resting)"),
+    "native-norepeat": ("native", None, 2,
+        "native, new arguments in every launch (16 a step)"),
+    "native-repeat": ("native", "own stream capture", 2,
+        "native, the same 16 launches every step"),
+    "native-ring": ("native", "own graphs, one per buffer pair", 3,
+        "native, 16 launches on a new buffer pair each step (ring of 64)"),
+    "native-step": ("native", "own graph, patched by the program", 2,
+        "native, 16 launches, the first takes the step number"),
+    "triton": ("py", "manual torch.cuda.graph", 12,
+        "Triton kernel loop from Python (8 launches)"),
+    "cupy": ("py", "CuPy stream capture", 6,
+        "CuPy elementwise loop (8 ops)"),
+    "resnet18": ("py", "manual torch.cuda.graph", 12,
+        "PyTorch eager ResNet-18 b=1"),
+    "resnet18-b32": ("py", "manual torch.cuda.graph", 15,
+        "PyTorch eager ResNet-18 b=32 (GPU-bound)"),
+    "train": ("py", "manual torch.cuda.graph", 12,
+        "PyTorch eager MLP training step b=32"),
+    "mlp-compile": ("py", "reduce-overhead", 40,
+        "torch.compile MLP 8x(Linear256,GELU,LN)"),
+    "mlp-cpp": ("py", "reduce-overhead", 60,
+        "torch.compile MLP, cpp_wrapper"),
+    "transformer-compile": ("py", "reduce-overhead", 45,
+        "torch.compile 6 transformer blocks, KV 128"),
+    "transformer-cpp": ("py", "reduce-overhead", 100,
+        "torch.compile transformer, cpp_wrapper"),
 }
 # Named variants: the environment on top of LD_PRELOAD=libencore.so (None: no preload).
 # They separate encore's costs with existing options (issue 11, item 3).
@@ -316,7 +314,7 @@ class Paired:
         rows = []
         for w in workloads:
             procs = [p for p in self.procs if p["workload"] == w and p["ok"]]
-            row = {"workload": w, "label": LABELS[w], "graph_label": WORKLOADS[w][1], "variants": {}}
+            row = {"workload": w, "label": WORKLOADS[w][3], "graph_label": WORKLOADS[w][1], "variants": {}}
             # process pairs: per round, variant / eager of the same round (per process: its median block)
             by_round = {}
             for p in procs:

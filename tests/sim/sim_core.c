@@ -1942,15 +1942,19 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, int ptds) {
         atomic_fetch_sub(&e->refs, 1);
     } else {
         pthread_mutex_lock(&e->mu);
-        e->s = s;
-        e->seq = seq;
-        e->recorded = true;
-        e->cap_id = 0;
-        e->ncnodes = 0;
+        sim_event_mark_recorded_locked(e, s, seq);
         pthread_mutex_unlock(&e->mu);
     }
     pthread_mutex_unlock(&g_mu);
     return rc;
+}
+
+void sim_event_mark_recorded_locked(sim_event *e, sim_stream *s, uint64_t seq) {
+    e->s = s;
+    e->seq = seq;
+    e->recorded = true;
+    e->cap_id = 0;
+    e->ncnodes = 0;
 }
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0, 0); }
 CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0, 1); }

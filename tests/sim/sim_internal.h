@@ -225,6 +225,8 @@ CUresult sim_capture_wait_event_locked(sim_stream *s, sim_event *e);
 CUresult sim_capture_event_record_external_locked(sim_stream *s, sim_event *e);
 CUresult sim_capture_wait_external_locked(sim_stream *s, sim_event *e);
 int sim_nodes_graph_waits_locked(const sim_work *works, int n, sim_dep *deps, int max);
+/* e (its mutex held) was recorded on s at position seq, outside any capture. */
+void sim_event_mark_recorded_locked(sim_event *e, sim_stream *s, uint64_t seq);
 void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint64_t seq);
 bool sim_is_pinned(const void *p, size_t n);
 /* the active capture with this id, or NULL (g_mu held) */

@@ -59,11 +59,7 @@ void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint
         pthread_mutex_lock(&e->mu);
         works[i].u.ev.gen = ++e->gen;
         e->time_valid = false;
-        e->s = s;
-        e->seq = seq;
-        e->recorded = true;
-        e->cap_id = 0;
-        e->ncnodes = 0;
+        sim_event_mark_recorded_locked(e, s, seq);
         pthread_mutex_unlock(&e->mu);
     }
 }
