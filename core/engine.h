@@ -53,6 +53,26 @@ typedef struct enc_launch {
 enum { ENC_SHAPE_LK = 0, ENC_SHAPE_EX = 1 };
 
 CUresult enc_core_launch(const enc_launch *l);
+/* A launch to `stream` (an explicit stream) that rests (core/rest.c), with
+ * nothing held anywhere: counted, and 1 returned: the hook calls the driver
+ * itself, then enc_core_launch_failed if the driver refused. 0: the full
+ * path (enc_core_launch). One thread-local compare for other launches. */
+int enc_core_launch_rests(CUstream stream);
+void enc_core_launch_failed(CUresult r);
+/* ENCORE=0 from the start: the launch is counted (seen, eager), as every
+ * launch the program makes, and 1 returned: the hook calls the driver itself,
+ * before it builds anything. The cheapest a preloaded encore can cost. 0
+ * (the full path, enc_core_launch) before start-up, for a thread's first
+ * count, and whenever encore is on. */
+static inline int enc_core_launch_passes(void) {
+    if (__builtin_expect(!__atomic_load_n(&enc_counting_only, __ATOMIC_RELAXED), 1)) return 0;
+    enc_tstats *t = enc_tstats_tls;
+    if (!t || !__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED)) return 0;
+    __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
+    return 1;
+}
 /* A launch while switched off by the program: issued (through `call`) and counted. */
 CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *));
 

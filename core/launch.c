@@ -264,6 +264,40 @@ static CUresult count_after_switch_off(const enc_launch *l) {
     return call_real(l);
 }
 
+/* ---- the shortest way: a thread's launches to a stream that rests -----------------------
+ * The last explicit stream this thread sent a resting launch to. Its next
+ * launch there is checked before the hook builds anything (engine.h). */
+static __thread struct {
+    CUstream stream;
+    enc_stream_state *st;
+    uint32_t gen;
+} rest_hint __attribute__((tls_model("initial-exec")));
+
+int enc_core_launch_rests(CUstream stream) {
+    enc_stream_state *st = rest_hint.st;
+    if (!st || stream != rest_hint.stream || enc_tls_guard || enc_audit_enter ||
+        !__atomic_load_n(&enc_active, __ATOMIC_RELAXED) || __atomic_load_n(&enc_paused, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED))
+        return 0;
+    if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != rest_hint.gen || !enc_rest_take(st)) {
+        rest_hint.st = NULL; /* retired, or the rest is over: the full path from here */
+        return 0;
+    }
+    enc_tstats *t = enc_tstats_tls;
+    if (t) {
+        __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->launches_unrecorded, t->launches_unrecorded + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
+    }
+    return 1;
+}
+
+void enc_core_launch_failed(CUresult r) {
+    enc_core_note_result(r);
+    enc_core_act_on_requests();
+}
+
 CUresult enc_core_launch(const enc_launch *l) {
     if (enc_tls_guard) return call_real(l);
     enc_core_ensure_init();
@@ -274,11 +308,30 @@ CUresult enc_core_launch(const enc_launch *l) {
     if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
         return enc_core_launch_paused(l, call_real);
     enc_stats_touch();
-    ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
-    ENC_TSTAT_ADD(launches_seen, 1);
+    enc_tstats *t = enc_tstats_get();
+    if (t) {
+        __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
+    }
+    enc_stream_state *st = enc_stream_for(l->stream, l->per_thread, 1); /* guards its own driver calls */
+    /* A resting stream with nothing held anywhere (so nothing this launch must
+     * follow: enc_launch_legacy_order): the shortest way to the driver. */
+    if (st && !__atomic_load_n(&enc_n_held, __ATOMIC_RELAXED) && enc_rest_take(st)) {
+        if (t) {
+            __atomic_store_n(&t->launches_unrecorded, t->launches_unrecorded + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
+        }
+        if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) == ENC_STREAM_EXPLICIT) {
+            rest_hint.stream = l->stream;
+            rest_hint.st = st;
+            rest_hint.gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+        }
+        CUresult r = AUDITED(call_real(l));
+        if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
+        return r;
+    }
     CUresult r = CUDA_SUCCESS;
     ENC_GUARDED {
-        enc_stream_state *st = enc_stream_for(l->stream, l->per_thread, 1);
         r = st ? launch_on(st, l) : pass_straight_through(l);
         enc_core_note_result(r);
         enc_core_act_on_requests(); /* no lock held here */

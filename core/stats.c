@@ -13,7 +13,8 @@
 __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
 static enc_tstats *all_tstats; /* every thread's block, pushed once per thread */
 static uint64_t g_captured, g_evicted, g_capture_failures;
-static int g_disabled, g_touched;
+static int g_disabled;
+int enc_stats_touched_flag; /* read inline by enc_core_launch_passes (engine.h) */
 
 /* Blocks are never freed: a thread that exits leaves its counts in its block
  * and the block to the next new thread, which goes on adding to them. So
@@ -61,9 +62,10 @@ void enc_stats_graph_evicted(void) { __atomic_fetch_add(&g_evicted, 1, __ATOMIC_
 void enc_stats_capture_failed(void) { __atomic_fetch_add(&g_capture_failures, 1, __ATOMIC_RELAXED); }
 void enc_stats_set_disabled(void) { __atomic_store_n(&g_disabled, 1, __ATOMIC_RELAXED); }
 void enc_stats_touch(void) {
-    if (!__atomic_load_n(&g_touched, __ATOMIC_RELAXED)) __atomic_store_n(&g_touched, 1, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED))
+        __atomic_store_n(&enc_stats_touched_flag, 1, __ATOMIC_RELAXED);
 }
-int enc_stats_touched(void) { return __atomic_load_n(&g_touched, __ATOMIC_RELAXED); }
+int enc_stats_touched(void) { return __atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED); }
 
 __thread int enc_flush_cause __attribute__((tls_model("initial-exec")));
 static const char *const *cause_names;

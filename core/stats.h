@@ -124,5 +124,6 @@ void enc_stats_graph_evicted(void);
 void enc_stats_capture_failed(void);
 void enc_stats_set_disabled(void);
 void enc_stats_touch(void);
+extern int enc_stats_touched_flag; /* enc_stats_touched(), for inline readers */
 
 #endif

@@ -93,12 +93,18 @@ static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx,
     st->limits = NULL; /* another stream, maybe of another device */
 }
 
+/* The way that hit moves to the front: a thread launching on one stream finds it at the first compare. */
 static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
     for (int i = 0; i < TCACHE_WAYS; i++) {
         tls_cache *c = &tcache[i];
         if (c->st && c->kind == kind && c->key == key && c->ctx == ctx &&
-            __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen)
-            return c->st;
+            __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen) {
+            if (i == 0) return c->st;
+            tls_cache hit = *c;
+            *c = tcache[0];
+            tcache[0] = hit;
+            return hit.st;
+        }
     }
     return NULL;
 }

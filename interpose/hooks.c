@@ -298,6 +298,15 @@ CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f,
     return enc_core_launch(&l);
 }
 
+int enc_hook_launch_rests_ex(const CUlaunchConfig *config) {
+    if (!config) return 0;
+    for (unsigned i = 0; i < config->numAttrs; i++) /* a launch that records an event: the full path */
+        if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+            config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+            return 0;
+    return enc_core_launch_rests(config->hStream);
+}
+
 CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunchConfig *config, CUfunction f,
                             void **params, void **extra) {
     (void)entry;

@@ -57,6 +57,17 @@ extern unsigned char enc_entry_class[];
 extern uint16_t enc_entry_flags[];
 
 static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == ENC_CLASS_LAUNCH; }
+/* ENCORE=0: a launch wrapper counts the launch and calls the driver at once
+ * (core/engine.h, enc_core_launch_passes). */
+static inline int enc_hook_launch_passes(void) { return enc_core_launch_passes(); }
+/* A launch to a resting stream (core/launch.c, enc_core_launch_rests): the
+ * wrapper calls the driver at once and hands its result to enc_hook_launch_result. */
+static inline int enc_hook_launch_rests_lk(CUstream stream) { return enc_core_launch_rests(stream); }
+int enc_hook_launch_rests_ex(const CUlaunchConfig *config);
+static inline CUresult enc_hook_launch_result(CUresult r) {
+    if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
+    return r;
+}
 
 /* A pure pass-through entry point (class PASS, no flags) needs no wrapper:
  * cuGetProcAddress and dlsym hand out the driver's own pointer for it, so

@@ -238,6 +238,11 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
     args = ", ".join(fn.args)
     lines = []
     if launch:
+        lines.append("    if (enc_hook_launch_passes()) return ((%s)%s)(%s); /* ENCORE=0 */" % (pfn_type, real_expr, args))
+        rests = ("enc_hook_launch_rests_lk(%s)" % fn.args[8] if launch == "ENC_LAUNCH_LK"
+                 else "enc_hook_launch_rests_ex(%s)" % fn.args[0])
+        lines.append("    if (%s) return enc_hook_launch_result(((%s)%s)(%s)); /* resting stream */"
+                     % (rests, pfn_type, real_expr, args))
         lines.append("    if (enc_is_launch(%s)) return enc_hook_launch_%s(%s, %d, %s, %s);"
                      % (entry, "lk" if launch == "ENC_LAUNCH_LK" else "ex", entry, pt,
                         "(void *)" + real_expr, args))

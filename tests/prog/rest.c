@@ -17,6 +17,18 @@
  *                            random steps, the same ones every iteration
  *                            (the generator starts afresh): a body longer
  *                            than the first window, still being learnt there
+ *   prog_rest renew STEPS LOOP
+ *                            "never" until the stream rests, then the stream
+ *                            is destroyed and a new one made (its handle may
+ *                            be the old one's): LOOP fixed steps on it are
+ *                            learnt and replayed at once, nothing of the
+ *                            old stream's rest carries over
+ *   prog_rest legacy STEPS   "never" on a blocking stream, and before each
+ *                            step the fixed loop on the legacy stream, which
+ *                            reads the blocking stream's x into its own z:
+ *                            the legacy stream's loop is held when the
+ *                            resting stream launches, and must run first
+ *                            (legacy-stream implicit synchronisation)
  *   prog_rest threads STEPS  two threads, each "never" on a stream and
  *                            buffers of its own, at once: their streams rest
  *                            (and pass launches through without a lock)
@@ -39,7 +51,7 @@ typedef struct run {
     CUstream s;
     CUdeviceptr x, y;
     uint64_t rng, folded;
-    int steps, loop, lng, iters, later, id;
+    int steps, loop, lng, iters, later, renew, legacy, id;
     char out[64][48]; /* threads: lines kept until both end, printed in order */
     int nout;
 } run;
@@ -70,12 +82,12 @@ static void fixed_step(run *r) {
     }
 }
 
-/* A stream and two buffers of its own, filled. */
-static void setup(run *r, prog_kernels *k, int id) {
+/* A stream (non-blocking, but for legacy) and two buffers of its own, filled. */
+static void setup(run *r, prog_kernels *k, int id, unsigned flags) {
     r->k = k;
     r->id = id;
     r->rng = SEED + (uint64_t)id;
-    r->s = prog_stream(CU_STREAM_NON_BLOCKING);
+    r->s = prog_stream(flags);
     r->x = prog_alloc(N);
     r->y = prog_alloc(N);
     k_fill(k, r->s, r->x, 1 + (uint32_t)id, N);
@@ -87,15 +99,32 @@ static void note(run *r, const char *what, int step, uint64_t v) {
         snprintf(r->out[r->nout++], sizeof r->out[0], "%s%d %5d %016llx", what, r->id, step, (unsigned long long)v);
 }
 
+/* legacy: the legacy stream's loop, which reads x (written by r->s) into z. */
+static void legacy_step(run *r, CUdeviceptr z) {
+    for (int i = 0; i < 8; i++) {
+        k_mix(r->k, NULL, z, (uint32_t)i, N);
+        k_add(r->k, NULL, z, r->x, N);
+    }
+}
+
 static void go(run *r) {
     int total = r->lng ? r->steps * r->iters : r->steps + (r->later ? r->loop : 0);
+    CUdeviceptr z = r->legacy ? prog_alloc(N) : 0;
+    if (z) k_fill(r->k, NULL, z, 3, N);
     for (int it = 0; it < total; it++) {
         if (r->lng && it % r->steps == 0) r->rng = SEED; /* the body again */
+        if (r->renew && it == r->steps) {                /* the rested stream goes, a new one comes */
+            CK(drv.cuStreamSynchronize(r->s));
+            CK(drv.cuStreamDestroy(r->s));
+            r->s = prog_stream(CU_STREAM_NON_BLOCKING);
+        }
+        if (r->legacy) legacy_step(r, z);
         if (r->lng || it < r->steps)
             random_step(r);
         else
             fixed_step(r);
         r->folded = r->folded * 31 + prog_hash_dev(r->s, r->x, N);
+        if (r->legacy && it % 64 == 63) r->folded = r->folded * 31 + prog_hash_dev(NULL, z, N);
         if (it % 64 == 63) note(r, "x", it, r->folded);
     }
     note(r, "y", total, prog_hash_dev(r->s, r->y, N));
@@ -115,16 +144,21 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     int steps = argc > 2 ? atoi(argv[2]) : 0, more = argc > 3 ? atoi(argv[3]) : 0;
     int later = !strcmp(mode, "later"), lng = !strcmp(mode, "long"), threads = !strcmp(mode, "threads");
-    if ((!later && !lng && !threads && strcmp(mode, "never")) || steps <= 0 || (lng && more <= 0))
-        prog_die("usage: prog_rest never STEPS | later STEPS [LOOP] | long STEPS ITER | threads STEPS");
+    int renew = !strcmp(mode, "renew"), legacy = !strcmp(mode, "legacy");
+    if ((!later && !lng && !threads && !renew && !legacy && strcmp(mode, "never")) || steps <= 0 ||
+        ((lng || renew) && more <= 0))
+        prog_die("usage: prog_rest never STEPS | later STEPS [LOOP] | long STEPS ITER | threads STEPS | "
+                 "renew STEPS LOOP | legacy STEPS");
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
     static run r[2];
     for (int i = 0; i < (threads ? 2 : 1); i++) {
-        setup(&r[i], &k, i);
+        setup(&r[i], &k, i, legacy ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING);
         r[i].steps = steps;
-        r[i].later = later;
+        r[i].later = later || renew;
+        r[i].renew = renew;
+        r[i].legacy = legacy;
         r[i].loop = more ? more : steps;
         r[i].lng = lng;
         r[i].iters = more;
