@@ -50,6 +50,8 @@ WORKLOADS = {
         "native, 16 launches on a new buffer pair each step (ring of 64)"),
     "native-step": ("native", "own graph, patched by the program", 2,
         "native, 16 launches, the first takes the step number"),
+    "cublas": ("cublas", "own stream capture (one graph)", 4,
+        "cuBLAS loop: 12 sgemm + 13 kernels an iteration (bench_cublas)"),
     "triton": ("py", "manual torch.cuda.graph", 12,
         "Triton kernel loop from Python (8 launches)"),
     "cupy": ("py", "CuPy stream capture", 6,
@@ -161,6 +163,7 @@ class Paired:
         self.ptx = os.environ.get("ENCORE_PROGKERNELS") if args.sim else find(build_dir, "bench_native_kernels.ptx")
         if args.sim and not self.ptx:
             self.ptx = find(build_dir, "libprogkernels.so")
+        self.cublas_bin = find(build_dir, "bench_cublas")
         self.py_script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench",
                                       "bench_never_slower.py")
 
@@ -176,6 +179,9 @@ class Paired:
             warmup = "10" if self.args.sim else ("20" if workload.endswith("-start") else "2400")
             return [self.native_bin, "--module", self.ptx or "", "--pattern", pattern, "--schedule", schedule,
                     "--blocks", str(blocks), "--steps", steps, "--warmup", warmup]
+        if WORKLOADS[workload][0] == "cublas":  # cuBLAS reaches the driver through cudart: no D blocks, as Python
+            return [self.cublas_bin or "bench_cublas", "--schedule", schedule, "--blocks", str(blocks), "--steps",
+                    "10" if self.args.sim else "40", "--warmup", "10" if self.args.sim else "200"]
         return [self.args.python, self.py_script, "--workload", workload, "--schedule", schedule, "--blocks",
                 str(blocks)]
 

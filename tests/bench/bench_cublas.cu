@@ -9,6 +9,15 @@
 // stream capture all use the same algorithms and results can be compared bitwise.
 //
 //   bench_cublas [--iters N] [--warmup W] [--graph] [--sizes 64,128,256] [--layers L]
+//   bench_cublas --schedule LETTERS [--blocks B] [--steps S] [--warmup W] ...
+//
+// With --schedule (the paired method, scripts/bench_paired.py), after the
+// warm-up B timed blocks of S iterations run, block i as letter
+// schedule[i % len] says (tests/bench/encore_switch.h): E as it is, P encore
+// switched off (passive), A encore switched on, G encore off and the
+// iteration replayed as the program's own graph. Output:
+//   BLOCK workload=cublas i=<i> state=<letter> steps=<S> us_per_step=<f>
+//   RESULT workload=cublas status=ok checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1>
 //
 // Output: one line
 //   RESULT bench=cublas ... us_per_iter=<f> cpu_ns_per_launch=<f> checksum=<hex>
@@ -23,6 +32,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "encore_switch.h"
 
 #define CK(call)                                                                          \
     do {                                                                                  \
@@ -92,8 +102,8 @@ static float *dev_fill(size_t n, uint64_t *rng, float scale) {
 }
 
 int main(int argc, char **argv) {
-    int iters = 500, warmup = 50, graph = 0;
-    const char *sizes = "64,128,256";
+    int iters = 500, warmup = 50, graph = 0, blocks = 12, steps = 50;
+    const char *sizes = "64,128,256", *schedule = NULL;
     g_layers = 4;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -103,8 +113,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--layers")) { g_layers = (int)bench_parse_long(a, v, 1, MAX_LAYERS); i++; }
         else if (!strcmp(a, "--sizes") && v) { sizes = v; i++; }
         else if (!strcmp(a, "--graph")) graph = 1;
+        else if (!strcmp(a, "--schedule") && v) { schedule = v; i++; }
+        else if (!strcmp(a, "--blocks")) { blocks = (int)bench_parse_long(a, v, 1, 100000); i++; }
+        else if (!strcmp(a, "--steps")) { steps = (int)bench_parse_long(a, v, 1, 100000000); i++; }
         else {
-            fprintf(stderr, "usage: bench_cublas [--iters N] [--warmup W] [--graph] [--sizes 64,128,256] [--layers L]\n");
+            fprintf(stderr, "usage: bench_cublas [--iters N] [--warmup W] [--graph] [--sizes 64,128,256] [--layers L]"
+                            " [--schedule EPAG... --blocks B --steps S]\n");
             return 2;
         }
     }
@@ -149,6 +163,13 @@ int main(int argc, char **argv) {
     cudaGraphExec_t exec = NULL;
     double capture_us = 0;
     int calls_per_iter = 0;
+    if (schedule) {
+        for (const char *c = schedule; *c; c++)
+            if (!strchr("EPAG", *c)) { fprintf(stderr, "bench_cublas: schedule letters are E, P, A, G\n"); return 2; }
+        if (!*schedule) { fprintf(stderr, "bench_cublas: empty schedule\n"); return 2; }
+        graph = strchr(schedule, 'G') != NULL; /* the program's own graph, for G blocks */
+    }
+    encore_switch_fn sw = schedule ? encore_switch_find() : NULL;
     if (graph) {
         uint64_t t0 = bench_now_ns();
         cudaGraph_t g;
@@ -165,6 +186,56 @@ int main(int argc, char **argv) {
         capture_us = (double)(bench_now_ns() - t0) / 1e3;
     }
 
+    if (schedule) { /* warm-up (eager, or encore learning), then the blocks */
+        for (int w = 0; w < warmup; w++) {
+            calls_per_iter = launch_iteration(h, st);
+            CK(cudaStreamSynchronize(st));
+        }
+        double *us = (double *)malloc((size_t)blocks * sizeof *us);
+        if (!us) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
+        size_t len = strlen(schedule);
+        for (int b = 0; b < blocks; b++) {
+            char letter = schedule[(size_t)b % len];
+            if (letter != 'E' && encore_switch_set(sw, letter == 'A') != 0) {
+                printf("RESULT workload=cublas status=error error=switch_failed\n");
+                return 1;
+            }
+            uint64_t t0 = bench_now_ns();
+            for (int i = 0; i < steps; i++) {
+                if (letter == 'G') CK(cudaGraphLaunch(exec, st));
+                else launch_iteration(h, st);
+                CK(cudaStreamSynchronize(st));
+            }
+            us[b] = (double)(bench_now_ns() - t0) / 1e3 / steps;
+            printf("BLOCK workload=cublas i=%d state=%c steps=%d us_per_step=%.3f\n", b, letter, steps, us[b]);
+            fflush(stdout);
+        }
+        encore_switch_set(sw, 1);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        uint64_t hsum = BENCH_FNV_INIT;
+        for (int si = 0; si < g_nsizes; si++) {
+            size_t n = (size_t)g_sets[si].s * g_sets[si].s;
+            float *hx = (float *)malloc(n * sizeof *hx);
+            if (!hx) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
+            CK(cudaMemcpy(hx, g_sets[si].x, n * sizeof *hx, cudaMemcpyDeviceToHost));
+            hsum = bench_fnv1a(hsum, hx, n * sizeof *hx);
+            free(hx);
+        }
+        double *sorted = (double *)malloc((size_t)blocks * sizeof *sorted);
+        if (!sorted) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
+        memcpy(sorted, us, (size_t)blocks * sizeof *sorted);
+        for (int i = 1; i < blocks; i++) /* insertion sort: a few dozen blocks */
+            for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                double t = sorted[j];
+                sorted[j] = sorted[j - 1];
+                sorted[j - 1] = t;
+            }
+        printf("RESULT workload=cublas status=ok checksum=%016llx us_per_step=%.3f blocks=%d steps=%d "
+               "calls_per_iter=%d switch=%d\n",
+               (unsigned long long)hsum, sorted[blocks / 2], blocks, steps, calls_per_iter, sw != NULL);
+        return 0;
+    }
     uint64_t w0 = bench_now_ns(), first_ns = 0;
     for (int w = 0; w < warmup; w++) {
         uint64_t t0 = bench_now_ns();
