@@ -38,4 +38,17 @@ enum enc_divergence_kind {
     ENC_DIV_KIND_COUNT
 };
 
+/* Why a launch went to the driver one by one (the report's eager launches, by reason). */
+enum enc_eager_reason {
+    ENC_EAGER_LEARNING = 0, /* recorded; no captured sequence begins or goes on here (yet) */
+    ENC_EAGER_RELEASED,     /* held, then issued one by one: no graph matched where the hold ended */
+    ENC_EAGER_DIVERGED,     /* the launch that left every captured sequence (issued after those released) */
+    ENC_EAGER_FIRST,        /* a kernel's first launch (its parameters are learnt after it) */
+    ENC_EAGER_LEFT_ALONE,   /* its stream's launches came further apart than ENCORE_MAX_GAP */
+    ENC_EAGER_RESTING,      /* its stream rested (nothing repeated) */
+    ENC_EAGER_OPAQUE,       /* the program captures, another context, stream attributes, no parameter info */
+    ENC_EAGER_PASSIVE,      /* encore switched off (ENCORE=0, the program, a failure), or no stream state */
+    ENC_EAGER_REASON_COUNT
+};
+
 #endif

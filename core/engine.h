@@ -71,6 +71,7 @@ static inline int enc_core_launch_passes(void) {
     __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->eager_by[ENC_EAGER_PASSIVE], t->eager_by[ENC_EAGER_PASSIVE] + 1, __ATOMIC_RELAXED);
     return 1;
 }
 /* A launch while switched off by the program: issued (through `call`) and counted. */

@@ -33,8 +33,8 @@ static CUresult call_real(const enc_launch *l) {
 }
 
 /* The launch goes to the driver now, as the program made it. */
-static CUresult issue_now(const enc_launch *l) {
-    ENC_TSTAT_ADD(launches_eager, 1);
+static CUresult issue_now(const enc_launch *l, enum enc_eager_reason why) {
+    ENC_COUNT_EAGER(why, 1);
     return AUDITED(call_real(l));
 }
 
@@ -130,7 +130,7 @@ static void order_without_state(CUstream stream, int per_thread, enum enc_flush_
 /* No stream state: exactly as without encore, that stream passes through. */
 static CUresult pass_straight_through(const enc_launch *l) {
     order_without_state(l->stream, l->per_thread, ENC_FLUSH_OPAQUE_LAUNCH);
-    ENC_TSTAT_ADD(launches_eager, 1);
+    ENC_COUNT_EAGER(ENC_EAGER_PASSIVE, 1);
     return call_real(l);
 }
 
@@ -139,7 +139,7 @@ static CUresult pass_straight_through(const enc_launch *l) {
 static CUresult end_sequence_and_pass_through(enc_stream_state *st, const enc_launch *l) {
     enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
     pthread_mutex_unlock(&st->mu);
-    return issue_now(l);
+    return issue_now(l, ENC_EAGER_OPAQUE);
 }
 
 /* ENCORE_MAX_GAP: this stream is neither held nor captured. Its launches are
@@ -148,7 +148,7 @@ static CUresult end_sequence_and_pass_through(enc_stream_state *st, const enc_la
 static CUresult count_and_pass_through(enc_stream_state *st, const enc_launch *l) {
     enc_sequence_open(st);
     st->seq.poisoned = 1; /* nothing recorded: never a capture candidate */
-    return done_issued(st, issue_now(l));
+    return done_issued(st, issue_now(l, ENC_EAGER_LEFT_ALONE));
 }
 
 /* First launch of this kernel: it cannot be part of a graph. Run it first
@@ -156,7 +156,7 @@ static CUresult count_and_pass_through(enc_stream_state *st, const enc_launch *l
  * cannot be read before), then learn its layout and record it. */
 static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
     if (st->held) enc_release_on_divergence(st, l->f, NULL, 1);
-    CUresult r = issue_now(l);
+    CUresult r = issue_now(l, ENC_EAGER_FIRST);
     const enc_layout *L = r == CUDA_SUCCESS ? enc_layout_for(l->f) : NULL;
     if (!recordable(L, l)) {
         enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
@@ -201,7 +201,7 @@ static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, cons
     }
     /* diverged from every graph (or a graph ends before it), or refused */
     enc_release_on_divergence(st, l->f, L, recorded && c == ENC_NO_NODE);
-    return done_issued(st, issue_now(l));
+    return done_issued(st, issue_now(l, ENC_EAGER_DIVERGED));
 }
 
 static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
@@ -209,7 +209,7 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
     int recorded = enc_sequence_record(st, l, L);
     if (st->held) return continue_holding(st, l, L, recorded, t0);
     if (recorded && enc_launch_start_holding(st)) return done_held(st, t0);
-    return done_issued(st, issue_now(l));
+    return done_issued(st, issue_now(l, ENC_EAGER_LEARNING));
 }
 
 /* Several devices: a kernel launch goes to a stream of the current context;
@@ -230,7 +230,7 @@ static int launch_elsewhere(const enc_stream_state *st) {
 static CUresult pass_resting(enc_stream_state *st, const enc_launch *l) {
     enc_launch_legacy_order(st);
     ENC_TSTAT_ADD(launches_unrecorded, 1);
-    return issue_now(l);
+    return issue_now(l, ENC_EAGER_RESTING);
 }
 
 /* The launch on st's stream: takes st->mu and releases it. */
@@ -260,7 +260,7 @@ static CUresult count_after_switch_off(const enc_launch *l) {
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
-    ENC_TSTAT_ADD(launches_eager, 1);
+    ENC_COUNT_EAGER(ENC_EAGER_PASSIVE, 1);
     return call_real(l);
 }
 
@@ -289,6 +289,7 @@ int enc_core_launch_rests(CUstream stream) {
         __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&t->launches_unrecorded, t->launches_unrecorded + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->eager_by[ENC_EAGER_RESTING], t->eager_by[ENC_EAGER_RESTING] + 1, __ATOMIC_RELAXED);
     }
     return 1;
 }
@@ -320,6 +321,7 @@ CUresult enc_core_launch(const enc_launch *l) {
         if (t) {
             __atomic_store_n(&t->launches_unrecorded, t->launches_unrecorded + 1, __ATOMIC_RELAXED);
             __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->eager_by[ENC_EAGER_RESTING], t->eager_by[ENC_EAGER_RESTING] + 1, __ATOMIC_RELAXED);
         }
         if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) == ENC_STREAM_EXPLICIT) {
             rest_hint.stream = l->stream;
@@ -341,7 +343,7 @@ CUresult enc_core_launch(const enc_launch *l) {
 
 void enc_core_opaque_launch(CUstream stream, int per_thread) {
     ENC_TSTAT_ADD(launches_seen, 1);
-    ENC_TSTAT_ADD(launches_eager, 1);
+    ENC_COUNT_EAGER(ENC_EAGER_OPAQUE, 1);
     if (per_thread < 0)
         enc_core_flush_all(ENC_FLUSH_OPAQUE_LAUNCH);
     else

@@ -186,7 +186,7 @@ static void issue_held_eagerly(enc_stream_state *st, const char *why, int flush_
     }
     enc_stream_end_issue(st, pushed, side);
     enc_nvtx_end();
-    ENC_TSTAT_ADD(launches_eager, st->seq.n - st->seq.nops);
+    ENC_COUNT_EAGER(ENC_EAGER_RELEASED, st->seq.n - st->seq.nops);
 }
 
 enum replay_outcome {

@@ -42,6 +42,12 @@ static const char *const flush_labels[ENC_FLUSH_REASON_COUNT] = {
     "launch without parameter info",
     "process exit",
 };
+static const char *const eager_keys[ENC_EAGER_REASON_COUNT] = {"learning",   "released", "diverged", "first",
+                                                               "left_alone", "resting",  "opaque",   "passive"};
+static const char *const eager_labels[ENC_EAGER_REASON_COUNT] = {
+    "learning (no graph here yet)", "held, then released", "diverging launch", "first launch of a kernel",
+    "stream left alone (MAX_GAP)",  "stream resting",      "not recordable",   "switched off / no state",
+};
 static const char *const call_keys[ENC_CLASS_COUNT] = {"pass", "launch", "flush_stream", "flush_all"};
 static const char *const call_labels[ENC_CLASS_COUNT] = {"pass (straight through)", "launch", "flush-stream",
                                                          "flush-all"};
@@ -53,6 +59,8 @@ const char *enc_report_div_kind_key(int kind) {
 /* ---- the fields ----------------------------------------------------------------------- */
 
 static const enc_count_group div_group = {.keys = div_keys, .labels = div_labels, .n = ENC_DIV_KIND_COUNT};
+static const enc_count_group eager_group = {
+    .keys = eager_keys, .labels = eager_labels, .n = ENC_EAGER_REASON_COUNT, .pct = 1, .skip_zero = 1, .nested = 1};
 static const enc_count_group flush_group = {
     .keys = flush_keys, .labels = flush_labels, .n = ENC_FLUSH_REASON_COUNT, .pct = 1, .skip_zero = 1};
 static const enc_count_group call_group = {.keys = call_keys,
@@ -71,6 +79,7 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "launches_seen", "kernel launches seen", AT(launches_seen), NO, NULL},
     {ENC_FIELD_COUNT, "launches_replayed", "  replayed through graphs", AT(launches_replayed), AT(launches_seen), NULL},
     {ENC_FIELD_COUNT, "launches_eager", "  launched eagerly (one by one)", AT(launches_eager), AT(launches_seen), NULL},
+    {ENC_FIELD_GROUP, "eager_by", NULL, AT(eager_by), NO, &eager_group},
     {ENC_FIELD_PCT, "replay_pct", NULL, AT(launches_replayed), AT(launches_seen), NULL},
     {ENC_FIELD_COUNT, "graphs_captured", "graphs captured", AT(graphs_captured), NO, NULL},
     {ENC_FIELD_COUNT, "graph_launches", "  graph launches (replays)", AT(graph_launches), NO, NULL},

@@ -29,6 +29,7 @@ typedef struct enc_count_group {
     int n;
     int pct;             /* table rows show their share of the group's total */
     int skip_zero;       /* table rows of 0 are left out */
+    int nested;          /* table rows one level deeper (a breakdown of the row above) */
     int stats_only;      /* in the table only with ENCORE_STATS, in a section of its own after the top lists, */
     const char *heading; /* ... under this heading */
 } enc_count_group;

@@ -176,12 +176,13 @@ static void group_rows(enc_bw *b, const enc_summary *s, const enc_report_field *
     const uint64_t *c = enc_report_at(s, f->off);
     uint64_t total = enc_report_group_total(s, f);
     if (f->label) row(b, "", f->label, total);
+    const char *indent = g->nested ? "    " : "  ";
     for (int i = 0; i < g->n; i++) {
         if (g->skip_zero && !c[i]) continue;
         if (g->pct)
-            row_pct(b, "  ", g->labels[i], c[i], total);
+            row_pct(b, indent, g->labels[i], c[i], total);
         else
-            row(b, "  ", g->labels[i], c[i]);
+            row(b, indent, g->labels[i], c[i]);
     }
 }
 

@@ -105,6 +105,7 @@ void enc_stats_snapshot(enc_summary *s) {
         s->divergences += RD(divergences);
         for (int i = 0; i < ENC_DIV_KIND_COUNT; i++) s->divergences_by_kind[i] += RD(divergences_by_kind[i]);
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
+        for (int i = 0; i < ENC_EAGER_REASON_COUNT; i++) s->eager_by[i] += RD(eager_by[i]);
         s->deferred_ns += RD(deferred_ns);
         s->deferred_samples += RD(deferred_samples);
         s->holds += RD(holds);

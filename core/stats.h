@@ -25,7 +25,8 @@ typedef struct enc_summary {
     uint64_t capture_failures;
     uint64_t divergences;
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
-    uint64_t flushes[ENC_FLUSH_REASON_COUNT]; /* times held launches were released, per reason */
+    uint64_t flushes[ENC_FLUSH_REASON_COUNT];  /* times held launches were released, per reason */
+    uint64_t eager_by[ENC_EAGER_REASON_COUNT]; /* launches_eager, by why */
     /* The CUDA calls that issued held launches most often (flush points), best first. */
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
@@ -79,6 +80,7 @@ typedef struct enc_tstats {
     uint64_t launches_seen, launches_replayed, launches_eager, graph_launches, graph_launches_patched;
     uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
+    uint64_t eager_by[ENC_EAGER_REASON_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
     uint64_t deferred_ns, deferred_samples;
     uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
@@ -100,6 +102,15 @@ static inline enc_tstats *enc_tstats_get(void) {
     do {                                                                         \
         enc_tstats *t_ = enc_tstats_get();                                       \
         if (t_) __atomic_store_n(&t_->field, t_->field + (v), __ATOMIC_RELAXED); \
+    } while (0)
+/* n launches issued one by one, for `why` (enum enc_eager_reason). */
+#define ENC_COUNT_EAGER(why, n)                                                                \
+    do {                                                                                       \
+        enc_tstats *t_ = enc_tstats_get();                                                     \
+        if (t_) {                                                                              \
+            __atomic_store_n(&t_->launches_eager, t_->launches_eager + (n), __ATOMIC_RELAXED); \
+            __atomic_store_n(&t_->eager_by[why], t_->eager_by[why] + (n), __ATOMIC_RELAXED);   \
+        }                                                                                      \
     } while (0)
 
 /* Which CUDA call is flushing on this thread (entry id + 1; 0: none, e.g. a

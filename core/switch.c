@@ -46,7 +46,7 @@ CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
-    ENC_TSTAT_ADD(launches_eager, 1);
+    ENC_COUNT_EAGER(ENC_EAGER_PASSIVE, 1);
     ENC_TSTAT_ADD(launches_passive, 1);
     return call(l);
 }

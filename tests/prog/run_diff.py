@@ -13,7 +13,8 @@ last "event":"summary" line of the log).
 
 Values the checks can name (KEY):
   any summary field; nested ones with a dot: divergences_by_kind.args,
-    flushes.deadline, calls.launch
+    flushes.deadline, calls.launch, eager_by.learning
+Checked in every run: the eager_by reasons add up to launches_eager.
   replay_fraction            launches_replayed / launches_seen
   launches_per_graph_launch  launches_replayed / graph_launches
   launches_made              the program's "launches_made=N" stderr line
@@ -288,6 +289,10 @@ def check_expectations(args, vals, enc, failures, notes):
             notes.append(f"{key} = {fmt(got)} (<= base.{key} {fmt(base_val)} + {delta})")
     if args.expect_launches_made:
         args.expect.append("launches_seen=launches_made")
+    # Every run: each launch issued one by one has one reason (the report's breakdown adds up).
+    by = {k: v for k, v in vals.items() if k.startswith("eager_by.")}
+    if by and sum(by.values()) != vals.get("launches_eager", 0):
+        failures.append(f"eager_by adds up to {sum(by.values())}, launches_eager is {vals.get('launches_eager', 0)}")
     for sym, items, ok in ops:
         for kv in items:
             key, want = parse_kv(kv, "--expect")
