@@ -12,7 +12,7 @@
 //   bench_cublas --schedule LETTERS [--blocks B] [--steps S] [--warmup W] ...
 //
 // With --schedule (the paired method, scripts/bench_paired.py), after the
-// warm-up B timed blocks of S iterations run, block i as letter
+// warm-up and the checksum, B timed blocks of S iterations run, block i as letter
 // schedule[i % len] says (tests/bench/encore_switch.h): E as it is, P encore
 // switched off (passive), A encore switched on, G encore off and the
 // iteration replayed as the program's own graph. Output:
@@ -186,10 +186,21 @@ int main(int argc, char **argv) {
         capture_us = (double)(bench_now_ns() - t0) / 1e3;
     }
 
-    if (schedule) { /* warm-up (eager, or encore learning), then the blocks */
+    if (schedule) { /* warm-up (eager, or encore learning), the checksum, then the blocks */
         for (int w = 0; w < warmup; w++) {
             calls_per_iter = launch_iteration(h, st);
             CK(cudaStreamSynchronize(st));
+        }
+        /* Taken here, the same in every process whatever its blocks (encore's
+         * replays during the warm-up included): outputs compare across variants. */
+        uint64_t hsum = BENCH_FNV_INIT;
+        for (int si = 0; si < g_nsizes; si++) {
+            size_t n = (size_t)g_sets[si].s * g_sets[si].s;
+            float *hx = (float *)malloc(n * sizeof *hx);
+            if (!hx) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
+            CK(cudaMemcpy(hx, g_sets[si].x, n * sizeof *hx, cudaMemcpyDeviceToHost));
+            hsum = bench_fnv1a(hsum, hx, n * sizeof *hx);
+            free(hx);
         }
         double *us = (double *)malloc((size_t)blocks * sizeof *us);
         if (!us) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
@@ -213,15 +224,6 @@ int main(int argc, char **argv) {
         encore_switch_set(sw, 1);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
-        uint64_t hsum = BENCH_FNV_INIT;
-        for (int si = 0; si < g_nsizes; si++) {
-            size_t n = (size_t)g_sets[si].s * g_sets[si].s;
-            float *hx = (float *)malloc(n * sizeof *hx);
-            if (!hx) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
-            CK(cudaMemcpy(hx, g_sets[si].x, n * sizeof *hx, cudaMemcpyDeviceToHost));
-            hsum = bench_fnv1a(hsum, hx, n * sizeof *hx);
-            free(hx);
-        }
         double *sorted = (double *)malloc((size_t)blocks * sizeof *sorted);
         if (!sorted) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
         memcpy(sorted, us, (size_t)blocks * sizeof *sorted);
