@@ -81,6 +81,7 @@ VARIANTS = {
     "encore-record": {"ENCORE_MIN_REPEATS": "1000000"},  # recorded and learnt, never captured or held
     "encore-hold-always": {"ENCORE_HOLD_RULE": "0"},    # holding without the hold rule
     "encore-gap30": {"ENCORE_MAX_GAP": "30us"},          # streams held up to 30 us a launch (default 10)
+    "encore-budget30": {"ENCORE_HOLD_BUDGET": "30us"},   # shorter held sequences (default 120 us of host time)
 }
 VARIANT_NOTES = {
     "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
@@ -89,6 +90,7 @@ VARIANT_NOTES = {
     "encore-record": "ENCORE_MIN_REPEATS=1000000: recorded and learnt, nothing captured or held",
     "encore-hold-always": "ENCORE_HOLD_RULE=0: held wherever a graph's sequence begins",
     "encore-gap30": "ENCORE_MAX_GAP=30us: streams whose launches come up to 30 us apart are held too",
+    "encore-budget30": "ENCORE_HOLD_BUDGET=30us: held sequences of at most 30 us of host time (GPU waits less)",
 }
 
 
