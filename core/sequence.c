@@ -64,10 +64,17 @@ static void note_cap(enc_stream_state *st) {
 }
 
 /* Average host time per launch: a stream whose launches come further apart
- * than ENCORE_MAX_GAP is sparse, and is not held back. */
+ * than ENCORE_MAX_GAP is sparse, and is not held back. The average is over
+ * launches, not sequences: a sequence weighs as many launches as it has (up
+ * to half the weight), so the short one a loop ends with before its host
+ * work (a step's last launches, then the sampling and the synchronize) does
+ * not leave the stream's next sequences alone. */
+#define PACE_WEIGHT 64u
 static void note_pace(enc_stream_state *st) {
-    uint64_t gap = (enc_now_ns() - st->seq.t0) / (st->seq.n ? st->seq.n : 1);
-    st->gap_ns = st->gap_ns ? (st->gap_ns * 7 + gap) / 8 : gap;
+    uint64_t n = st->seq.n ? st->seq.n : 1;
+    uint64_t gap = (enc_now_ns() - st->seq.t0) / n;
+    uint64_t w = n < PACE_WEIGHT / 2 ? n : PACE_WEIGHT / 2;
+    st->gap_ns = st->gap_ns ? (st->gap_ns * (PACE_WEIGHT - w) + gap * w) / PACE_WEIGHT : gap;
     int sparse = st->gap_ns > (uint64_t)enc_opt.max_gap * 1000;
     if (sparse != st->sparse) {
         st->sparse = sparse;
