@@ -103,6 +103,12 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
         ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
         ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
+        ENC_RESOLVE(graphMemcpyNodeGetParams, "cuGraphMemcpyNodeGetParams", 10000);
+        ENC_RESOLVE(graphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", 10020);
+        ENC_RESOLVE(graphMemsetNodeGetParams, "cuGraphMemsetNodeGetParams", 10000);
+        ENC_RESOLVE(graphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", 10020);
+        ENC_RESOLVE(graphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010);
+        ENC_RESOLVE(graphExecEventWaitNodeSetEvent, "cuGraphExecEventWaitNodeSetEvent", 11010);
         ENC_RESOLVE(devicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", 7000);
         ENC_RESOLVE(devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000);
         ENC_RESOLVE(devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000);

@@ -50,6 +50,13 @@ typedef struct enc_driver {
     PFN_cuGraphNodeGetType_v10000 graphNodeGetType;
     PFN_cuGraphKernelNodeGetParams_v10000 graphKernelNodeGetParams;
     PFN_cuGraphExecKernelNodeSetParams_v10010 graphExecKernelNodeSetParams;
+    /* optional: patching copies, memsets and events (without them those nodes are not patched) */
+    PFN_cuGraphMemcpyNodeGetParams_v10000 graphMemcpyNodeGetParams;
+    PFN_cuGraphExecMemcpyNodeSetParams_v10020 graphExecMemcpyNodeSetParams;
+    PFN_cuGraphMemsetNodeGetParams_v10000 graphMemsetNodeGetParams;
+    PFN_cuGraphExecMemsetNodeSetParams_v10020 graphExecMemsetNodeSetParams;
+    PFN_cuGraphExecEventRecordNodeSetEvent_v11010 graphExecEventRecordNodeSetEvent;
+    PFN_cuGraphExecEventWaitNodeSetEvent_v11010 graphExecEventWaitNodeSetEvent;
     /* optional: which context a primary-context reset or release destroys */
     PFN_cuDevicePrimaryCtxGetState_v7000 devicePrimaryCtxGetState;
     PFN_cuDevicePrimaryCtxRetain_v7000 devicePrimaryCtxRetain;

@@ -524,6 +524,13 @@ const enc_layout *enc_op_layout(CUfunction f);
 CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture);
 /* The op's node in a captured graph has the right type. */
 int enc_op_node_ok(CUgraphNode node, const enc_rec *r);
+/* Can held op h be patched into the node captured for op c (same kind,
+ * flags and size; a copy's ends and a memset's destination in the same kind
+ * of memory as c's)? */
+int enc_op_patchable(const enc_rec *h, const unsigned char *harena, const enc_rec *c, const unsigned char *carena);
+/* Write held op r into `node` of `exec` (in context ctx). A refusal turns
+ * patching of that op kind off (one warning); other kinds go on. */
+CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const enc_rec *r, const unsigned char *arena, CUcontext ctx);
 int enc_evtab_event_ok(CUevent ev, int record); /* known, not IPC; a record: not timing */
 void enc_evtab_forget_event(CUevent ev);
 enc_stream_state *enc_evtab_holder(CUevent ev, int wait);

@@ -100,6 +100,93 @@ int enc_op_node_ok(CUgraphNode node, const enc_rec *r) {
     return enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS && type == want[(uintptr_t)r->f];
 }
 
+/* ---- patching a captured op's node ----------------------------------------------------- */
+
+static int op_patch_off[ENC_OP_KINDS]; /* the driver refused a patch of this kind once */
+
+static int can_patch_kind(uint32_t kind) {
+    switch (kind) {
+    case ENC_OP_RECORD: return enc_drv.graphExecEventRecordNodeSetEvent != NULL;
+    case ENC_OP_WAIT: return enc_drv.graphExecEventWaitNodeSetEvent != NULL;
+    case ENC_OP_COPY: return enc_drv.graphMemcpyNodeGetParams && enc_drv.graphExecMemcpyNodeSetParams;
+    case ENC_OP_SET: return enc_drv.graphMemsetNodeGetParams && enc_drv.graphExecMemsetNodeSetParams;
+    default: return 0;
+    }
+}
+
+int enc_op_patchable(const enc_rec *h, const unsigned char *harena, const enc_rec *c, const unsigned char *carena) {
+    enc_op a, b;
+    memcpy(&a, harena + h->arg_off, sizeof a);
+    memcpy(&b, carena + c->arg_off, sizeof b);
+    if (a.kind != b.kind || a.flags != b.flags || a.n != b.n || !can_patch_kind(a.kind) ||
+        __atomic_load_n(&op_patch_off[a.kind], __ATOMIC_RELAXED))
+        return 0;
+    switch (a.kind) {
+    case ENC_OP_COPY:
+        return enc_mem_kind(a.dst, a.n) == enc_mem_kind(b.dst, b.n) &&
+               enc_mem_kind(a.src, a.n) == enc_mem_kind(b.src, b.n);
+    case ENC_OP_SET: return 1; /* held only into device memory (holdable) */
+    default: return 1;         /* events: held only when known, without timing or IPC */
+    }
+}
+
+/* One end of a copy node set to address p, as the node names its memory. */
+static int set_copy_end(CUmemorytype type, const void **host, CUdeviceptr *dev, size_t *x, size_t *y, size_t *z,
+                        CUdeviceptr p) {
+    if (type == CU_MEMORYTYPE_HOST)
+        *host = (const void *)(uintptr_t)p;
+    else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED)
+        *dev = p;
+    else
+        return 0; /* an array: never captured from cuMemcpyAsync */
+    *x = *y = *z = 0;
+    return 1;
+}
+
+static CUresult patch_copy(CUgraphExec exec, CUgraphNode node, const enc_op *op, CUcontext ctx) {
+    CUDA_MEMCPY3D p;
+    CUresult r = enc_drv.graphMemcpyNodeGetParams(node, &p);
+    if (r != CUDA_SUCCESS) return r;
+    const void *dst_host = p.dstHost;
+    if (!set_copy_end(p.srcMemoryType, &p.srcHost, &p.srcDevice, &p.srcXInBytes, &p.srcY, &p.srcZ, op->src) ||
+        !set_copy_end(p.dstMemoryType, &dst_host, &p.dstDevice, &p.dstXInBytes, &p.dstY, &p.dstZ, op->dst))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    p.dstHost = (void *)(uintptr_t)dst_host;
+    p.WidthInBytes = op->n;
+    return enc_drv.graphExecMemcpyNodeSetParams(exec, node, &p, ctx);
+}
+
+static CUresult patch_set(CUgraphExec exec, CUgraphNode node, const enc_op *op, CUcontext ctx) {
+    CUDA_MEMSET_NODE_PARAMS p;
+    CUresult r = enc_drv.graphMemsetNodeGetParams(node, &p);
+    if (r != CUDA_SUCCESS) return r;
+    p.dst = op->dst;
+    p.value = op->value;
+    return enc_drv.graphExecMemsetNodeSetParams(exec, node, &p, ctx);
+}
+
+CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const enc_rec *rec, const unsigned char *arena,
+                      CUcontext ctx) {
+    static const char *const what[ENC_OP_KINDS] = {NULL, "event records", "event waits", "copies", "memsets"};
+    enc_op op;
+    memcpy(&op, arena + rec->arg_off, sizeof op);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    switch (op.kind) {
+    case ENC_OP_RECORD: r = enc_drv.graphExecEventRecordNodeSetEvent(exec, node, op.ev); break;
+    case ENC_OP_WAIT: r = enc_drv.graphExecEventWaitNodeSetEvent(exec, node, op.ev); break;
+    case ENC_OP_COPY: r = patch_copy(exec, node, &op, ctx); break;
+    case ENC_OP_SET: r = patch_set(exec, node, &op, ctx); break;
+    default: return r;
+    }
+    static int warned[ENC_OP_KINDS];
+    if (r != CUDA_SUCCESS && !__atomic_exchange_n(&op_patch_off[op.kind], 1, __ATOMIC_RELAXED))
+        enc_warn_once(&warned[op.kind],
+                      "patching changed %s into a captured graph failed (CUDA error %d); from now on sequences whose "
+                      "%s changed run eagerly",
+                      what[op.kind], (int)r, what[op.kind]);
+    return r;
+}
+
 /* Could op be held at all (the driver entry points are there, the event or memory is known)? */
 static int holdable(const enc_op *op) {
     switch (op->kind) {

@@ -83,8 +83,9 @@ static int patch_failed; /* the driver refused a patch once: no more patching */
 
 /* A graph ending at st->node whose launches all have the held launches'
  * structure, differing only in kernel arguments (and only where no launch
- * attribute is set and no stream operation differs), or NULL: the one with
- * fewest differences. Patching every launch still costs less than issuing
+ * attribute is set) and in stream operations that can be patched (nodes.c:
+ * another event, copy ends or memset destination of the same kinds), or
+ * NULL: the one with fewest differences. Patching every launch still costs less than issuing
  * them: a ring of buffers that gives each iteration new addresses replays
  * one patched graph instead of capturing a graph per buffer set. */
 static enc_graph *patchable(const enc_stream_state *st) {
@@ -98,7 +99,8 @@ static enc_graph *patchable(const enc_stream_state *st) {
         for (; i < seq->n; i++) {
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
-            if (seq->recs[i].nattrs || seq->recs[i].L->is_op) break;
+            if (seq->recs[i].nattrs) break;
+            if (seq->recs[i].L->is_op && !enc_op_patchable(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             k++;
         }
         if (i == seq->n && k < best_k) {
@@ -109,26 +111,34 @@ static enc_graph *patchable(const enc_stream_state *st) {
     return best;
 }
 
-/* Write the held launches' arguments into g's graph where they differ.
- * g's recorded arguments follow every node patched, so g stays exact even
- * when a later node's patch fails. */
-static CUresult patch_nodes(const enc_seq *seq, enc_graph *g) {
+/* Write the held launches' arguments (and ops) into g's graph where they
+ * differ. g's recorded arguments follow every node patched, so g stays exact
+ * even when a later node's patch fails. *op_failed: the refused patch was an
+ * op's (nodes.c turned that kind off), not a kernel's. */
+static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed) {
+    const enc_seq *seq = &st->seq;
     void *ptrs[ENC_MAX_PARAMS];
     for (uint32_t i = 0; i < seq->n; i++) {
         const enc_rec *h = &seq->recs[i];
         if (same_args(h, seq->arena, &g->recs[i], g->arena)) continue;
-        for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = seq->arena + h->arg_off + h->L->off[j];
-        CUDA_KERNEL_NODE_PARAMS_v1 kp = {.func = g->knodes[i].func,
-                                         .gridDimX = h->grid[0],
-                                         .gridDimY = h->grid[1],
-                                         .gridDimZ = h->grid[2],
-                                         .blockDimX = h->block[0],
-                                         .blockDimY = h->block[1],
-                                         .blockDimZ = h->block[2],
-                                         .sharedMemBytes = h->smem,
-                                         .kernelParams = h->L->nparams ? ptrs : NULL,
-                                         .extra = NULL};
-        CUresult r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
+        CUresult r;
+        if (h->L->is_op) {
+            r = enc_op_patch(g->exec, g->knodes[i].node, h, seq->arena, __atomic_load_n(&st->ctx, __ATOMIC_RELAXED));
+            *op_failed = r != CUDA_SUCCESS;
+        } else {
+            for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = seq->arena + h->arg_off + h->L->off[j];
+            CUDA_KERNEL_NODE_PARAMS_v1 kp = {.func = g->knodes[i].func,
+                                             .gridDimX = h->grid[0],
+                                             .gridDimY = h->grid[1],
+                                             .gridDimZ = h->grid[2],
+                                             .blockDimX = h->block[0],
+                                             .blockDimY = h->block[1],
+                                             .blockDimZ = h->block[2],
+                                             .sharedMemBytes = h->smem,
+                                             .kernelParams = h->L->nparams ? ptrs : NULL,
+                                             .extra = NULL};
+            r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
+        }
         if (r != CUDA_SUCCESS) return r;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         g->recs[i].afp = h->afp;
@@ -145,13 +155,16 @@ static CUresult patch_nodes(const enc_seq *seq, enc_graph *g) {
 static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
-    CUresult r = patch ? patch_nodes(&st->seq, g) : CUDA_SUCCESS;
+    int op_failed = 0;
+    CUresult r = patch ? patch_nodes(st, g, &op_failed) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         enc_stream_end_issue(st, pushed, side);
-        __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
-        ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); from now on "
-                      "sequences with changed arguments run eagerly",
-                      (int)r);
+        if (!op_failed) { /* an op's refusal turned only its kind off (nodes.c) */
+            __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
+            ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); from now on "
+                          "sequences with changed arguments run eagerly",
+                          (int)r);
+        }
         return 0;
     }
     enc_nvtx_replay(g->id, st->seq.n);

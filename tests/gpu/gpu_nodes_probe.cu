@@ -1,5 +1,6 @@
 // Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu-nodes-probe).
 //   gpu_nodes_probe WORKLOAD [iters]   WORKLOAD: events | forkjoin | copy | memset  -> "RESULT ..." line
+//                                       | copyring | setring | eventring (ends, destinations, events from rings of 8: patched)
 //   gpu_nodes_probe rules                the driver rules nodes.c relies on      -> "RULE ..." lines
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,19 +33,34 @@ static int workload(const char *w, int iters) {
     for (int i = 0; i < N; i++) pin[i] = (float)(i % 17);
     CK(cudaMemcpy(x, pin, N * 4, cudaMemcpyHostToDevice)); CK(cudaMemset(y, 0, N * 4)); CK(cudaMemset(z, 0, N * 4));
     cudaEvent_t e1, e2; CK(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+    const int R = 8; float *pr[R], *dr[R]; cudaEvent_t er[R][2];
+    for (int r = 0; r < R; r++) {
+        CK(cudaMallocHost(&pr[r], N * 4)); CK(cudaMalloc(&dr[r], N * 4)); CK(cudaMemset(dr[r], 0, N * 4));
+        for (int i = 0; i < N; i++) pr[r][i] = (float)((i + r) % 13);
+        CK(cudaEventCreateWithFlags(&er[r][0], cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&er[r][1], cudaEventDisableTiming));
+    }
     CK(cudaDeviceSynchronize());
     auto t0 = std::chrono::steady_clock::now();
     for (int it = 0; it < iters; it++) {
         if (!strcmp(w, "events")) {          // cuBLAS-like: its own event records between kernels
             for (int j = 0; j < 8; j++) { k(y, x, 1.01f, s1); CK(cudaEventRecord(e1, s1)); k(x, y, 0.99f, s1); }
-        } else if (!strcmp(w, "forkjoin")) { // fork/join every iteration
-            k(y, x, 1.01f, s1); CK(cudaEventRecord(e1, s1)); CK(cudaStreamWaitEvent(s2, e1, 0));
+        } else if (!strcmp(w, "forkjoin") || !strcmp(w, "eventring")) { // fork/join every iteration
+            cudaEvent_t a = w[0] == 'e' ? er[it % R][0] : e1, b = w[0] == 'e' ? er[it % R][1] : e2;
+            k(y, x, 1.01f, s1); CK(cudaEventRecord(a, s1)); CK(cudaStreamWaitEvent(s2, a, 0));
             for (int j = 0; j < 4; j++) k(z, y, 0.5f, s2);
-            CK(cudaEventRecord(e2, s2)); CK(cudaStreamWaitEvent(s1, e2, 0));
+            CK(cudaEventRecord(b, s2)); CK(cudaStreamWaitEvent(s1, b, 0));
             for (int j = 0; j < 4; j++) k(x, z, 0.25f, s1);
         } else if (!strcmp(w, "copy")) {     // pinned H2D and D2D mid-iteration
             k(y, x, 1.01f, s1); CK(cudaMemcpyAsync(z, pin, N * 4, cudaMemcpyHostToDevice, s1));
             k(y, z, 0.5f, s1); CK(cudaMemcpyAsync(z, y, N * 4, cudaMemcpyDeviceToDevice, s1));
+            for (int j = 0; j < 6; j++) k(x, z, 0.25f, s1);
+        } else if (!strcmp(w, "copyring")) { // a new pinned source and device destination every iteration
+            k(y, x, 1.01f, s1); CK(cudaMemcpyAsync(z, pr[it % R], N * 4, cudaMemcpyHostToDevice, s1));
+            k(y, z, 0.5f, s1); CK(cudaMemcpyAsync(dr[it % R], y, N * 4, cudaMemcpyDeviceToDevice, s1));
+            for (int j = 0; j < 6; j++) k(x, z, 0.25f, s1);
+        } else if (!strcmp(w, "setring")) {  // a new destination and value every iteration, then a copy from it
+            k(y, x, 1.01f, s1); if (cuMemsetD32Async((CUdeviceptr)dr[it % R], 0x3f800000u + (unsigned)(it % 5), N, (CUstream)s1) != CUDA_SUCCESS) return 2;
+            CK(cudaMemcpyAsync(z, dr[it % R], N * 4, cudaMemcpyDeviceToDevice, s1)); k(z, y, 0.5f, s1);
             for (int j = 0; j < 6; j++) k(x, z, 0.25f, s1);
         } else if (!strcmp(w, "memset")) {
             k(y, x, 1.01f, s1); CK(cudaMemsetAsync(z, 0, N * 4, s1)); k(z, y, 0.5f, s1);
@@ -54,7 +70,8 @@ static int workload(const char *w, int iters) {
     }
     CK(cudaStreamSynchronize(s1)); CK(cudaStreamSynchronize(s2));
     double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
-    printf("RESULT workload=%s iters=%d checksum=%.6e us_per_iter=%.2f\n", w, iters, sum(x) + sum(y) + sum(z), us);
+    double ring = 0; for (int r = 0; r < R; r++) ring += sum(dr[r]);
+    printf("RESULT workload=%s iters=%d checksum=%.6e us_per_iter=%.2f\n", w, iters, sum(x) + sum(y) + sum(z) + ring, us);
     return 0;
 }
 
@@ -100,7 +117,40 @@ static int rules() {
     ge = capture("pageable H2D copy", s, [&] { return cudaMemcpyAsync(d, page, N * 4, cudaMemcpyHostToDevice, s); });
     if (ge) { for (int i = 0; i < N; i++) page[i] = 2; CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
         float h; CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost)); printf("RULE pageable copy node read host memory at %s\n", h == 2 ? "launch (eager stages at the call: encore ends the sequence)" : "capture"); }
-    // 6. event record flags outside a capture
+    // 6. patching a captured copy, memset and record node in the executable graph (core/nodes.c enc_op_patch)
+    float *pa, *pb, *da, *db; CK(cudaMallocHost(&pa, N * 4)); CK(cudaMallocHost(&pb, N * 4)); CK(cudaMalloc(&da, N * 4)); CK(cudaMalloc(&db, N * 4));
+    for (int i = 0; i < N; i++) { pa[i] = 1; pb[i] = 3; }
+    cudaGraph_t g = nullptr; cudaGraphExec_t gx = nullptr; cudaEvent_t ea, eb;
+    CK(cudaEventCreateWithFlags(&ea, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&eb, cudaEventDisableTiming));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    CK(cudaMemcpyAsync(da, pa, N * 4, cudaMemcpyHostToDevice, s));
+    CK(cudaMemsetAsync(db, 0, N * 4, s));
+    CK(cudaEventRecordWithFlags(ea, s, cudaEventRecordExternal));
+    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&gx, g, 0));
+    size_t nn = 0; CK(cudaGraphGetNodes(g, nullptr, &nn)); std::vector<cudaGraphNode_t> nodes(nn); CK(cudaGraphGetNodes(g, nodes.data(), &nn));
+    CUcontext ctx; cuCtxGetCurrent(&ctx);
+    for (size_t i = 0; i < nn; i++) {
+        CUgraphNode n = (CUgraphNode)nodes[i]; CUgraphNodeType t; cuGraphNodeGetType(n, &t);
+        if (t == CU_GRAPH_NODE_TYPE_MEMCPY) {
+            CUDA_MEMCPY3D p; CUresult r = cuGraphMemcpyNodeGetParams(n, &p);
+            printf("RULE copy node params: get=%d srcType=%d dstType=%d width=%zu height=%zu depth=%zu srcX=%zu\n", (int)r, (int)p.srcMemoryType, (int)p.dstMemoryType, p.WidthInBytes, p.Height, p.Depth, p.srcXInBytes);
+            if (p.srcMemoryType == CU_MEMORYTYPE_HOST) p.srcHost = pb; else p.srcDevice = (CUdeviceptr)pb;
+            printf("RULE copy node exec-set to another pinned source: %d (expect 0)\n", (int)cuGraphExecMemcpyNodeSetParams((CUgraphExec)gx, n, &p, ctx));
+            CUDA_MEMCPY3D q = p; if (q.srcMemoryType == CU_MEMORYTYPE_HOST) { q.srcMemoryType = CU_MEMORYTYPE_DEVICE; q.srcDevice = (CUdeviceptr)db; q.srcHost = nullptr; } else q.srcDevice = (CUdeviceptr)db;
+            printf("RULE copy node exec-set to a device source (pinned before): %d\n", (int)cuGraphExecMemcpyNodeSetParams((CUgraphExec)gx, n, &q, ctx));
+        } else if (t == CU_GRAPH_NODE_TYPE_MEMSET) {
+            CUDA_MEMSET_NODE_PARAMS p; CUresult r = cuGraphMemsetNodeGetParams(n, &p);
+            printf("RULE memset node params: get=%d elementSize=%u width=%zu height=%zu\n", (int)r, p.elementSize, p.width, p.height);
+            p.dst = (CUdeviceptr)da; p.value = 7;
+            printf("RULE memset node exec-set to another device buffer and value: %d (expect 0)\n", (int)cuGraphExecMemsetNodeSetParams((CUgraphExec)gx, n, &p, ctx));
+        } else if (t == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+            printf("RULE record node exec-set to another event: %d (expect 0)\n", (int)cuGraphExecEventRecordNodeSetEvent((CUgraphExec)gx, n, (CUevent)eb));
+        }
+    }
+    CK(cudaGraphLaunch(gx, s)); CK(cudaStreamSynchronize(s));
+    float h2[2]; CK(cudaMemcpy(&h2[0], da, 4, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(&h2[1], db, 4, cudaMemcpyDeviceToHost));
+    printf("RULE patched graph ran: da[0]=%g (memset 7 after copy of 3: expect bits 7) db[0]=%g eb query=%s ea query=%s\n", h2[0], h2[1], nm(cudaEventQuery(eb)), nm(cudaEventQuery(ea)));
+    // 7. event record flags outside a capture
     printf("RULE record external outside capture: %s\n", nm(cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal))); cudaGetLastError();
     CK(cudaDeviceSynchronize());
     return 0;

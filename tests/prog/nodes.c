@@ -16,6 +16,12 @@
  *   memset     a memset mid-iteration
  *   rerecord   s2 waits for e1 (recorded on s1), then s1 records e1 again
  *              while s2's wait may still be held, and s2 waits again
+ *   copyring   the copy mode's copies with ends from a ring of RING buffers:
+ *              a new page-locked source and device destination every
+ *              iteration (the kernels' arguments stay the same)
+ *   setring    a memset of a new device buffer from the ring, to a new value,
+ *              every iteration, then a copy from it
+ *   eventring  forkjoin with its two events taken from a ring of RING pairs
  *
  *   prog_nodes MODE [iterations] */
 #include "prog.h"
@@ -31,6 +37,10 @@ static prog_kernels k;
 static CUdeviceptr x, y, z;
 static CUevent e1, e2;
 static uint32_t *pin;
+#define RING 8
+static uint32_t *pin_ring[RING];
+static CUdeviceptr dev_ring[RING];
+static CUevent ev_ring[RING][2];
 static uint64_t seen;
 
 static void *observer(void *arg) {
@@ -58,13 +68,18 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
             pthread_join(t, NULL);
         }
         printf("iteration %3d event saw %016llx\n", it, (unsigned long long)seen);
-    } else if (!strcmp(mode, "forkjoin")) {
-        CK(drv.cuEventRecord(e1, s1));
-        CK(drv.cuStreamWaitEvent(s2, e1, 0));
+    } else if (!strcmp(mode, "forkjoin") || !strcmp(mode, "eventring")) {
+        CUevent a = e1, b = e2;
+        if (!strcmp(mode, "eventring")) {
+            a = ev_ring[it % RING][0];
+            b = ev_ring[it % RING][1];
+        }
+        CK(drv.cuEventRecord(a, s1));
+        CK(drv.cuStreamWaitEvent(s2, a, 0));
         k_axpy(&k, s2, z, y, 5, N);
         k_stamp(&k, s2, z, N);
-        CK(drv.cuEventRecord(e2, s2));
-        CK(drv.cuStreamWaitEvent(s1, e2, 0));
+        CK(drv.cuEventRecord(b, s2));
+        CK(drv.cuStreamWaitEvent(s1, b, 0));
         k_add(&k, s1, x, z, N);
     } else if (!strcmp(mode, "copy") || !strcmp(mode, "pageable")) {
         static uint32_t pageable[N];
@@ -76,6 +91,20 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
         CK(drv.cuMemcpyDtoDAsync(z, y, N * 4, s1));
         k_axpy(&k, s1, x, z, 7, N);
         CK(drv.cuStreamSynchronize(s1)); /* the host writes src again next iteration */
+    } else if (!strcmp(mode, "copyring")) {
+        uint32_t *src = pin_ring[it % RING];
+        for (uint32_t i = 0; i < N; i++) src[i] = (uint32_t)it * 17u + i;
+        CK(drv.cuMemcpyHtoDAsync(z, src, N * 4, s1));
+        k_add(&k, s1, y, z, N);
+        CK(drv.cuMemcpyDtoDAsync(dev_ring[it % RING], y, N * 4, s1));
+        k_axpy(&k, s1, x, z, 7, N);
+        CK(drv.cuStreamSynchronize(s1)); /* the host writes a source again RING iterations later */
+    } else if (!strcmp(mode, "setring")) {
+        CK(drv.cuMemsetD32Async(dev_ring[it % RING], (unsigned)it * 3u + 1u, N / 2, s1));
+        CK(drv.cuMemcpyDtoDAsync(z, dev_ring[it % RING], N * 4, s1));
+        k_add(&k, s1, y, z, N);
+        k_stamp(&k, s1, y, N);
+        CK(drv.cuStreamSynchronize(s1)); /* a flush point: one sequence per iteration */
     } else if (!strcmp(mode, "memset")) {
         CK(drv.cuMemsetD32Async(z, 5u, N / 2, s1));
         k_add(&k, s1, y, z, N);
@@ -95,7 +124,9 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) prog_die("usage: prog_nodes record|observer|forkjoin|copy|pageable|memset|rerecord [iterations]");
+    if (argc < 2)
+        prog_die("usage: prog_nodes record|observer|forkjoin|copy|pageable|memset|rerecord|copyring|setring|eventring "
+                 "[iterations]");
     const char *mode = argv[1];
     int iters = argc > 2 ? atoi(argv[2]) : 60;
     prog_init();
@@ -111,6 +142,13 @@ int main(int argc, char **argv) {
     CK(drv.cuMemHostAlloc((void **)&pin, N * 4, 0));
     CK(drv.cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
     CK(drv.cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
+    for (int r = 0; r < RING; r++) {
+        CK(drv.cuMemHostAlloc((void **)&pin_ring[r], N * 4, 0));
+        dev_ring[r] = prog_alloc(N);
+        k_fill(&k, s1, dev_ring[r], (uint32_t)r + 10u, N);
+        CK(drv.cuEventCreate(&ev_ring[r][0], CU_EVENT_DISABLE_TIMING));
+        CK(drv.cuEventCreate(&ev_ring[r][1], CU_EVENT_DISABLE_TIMING));
+    }
     for (int it = 0; it < iters; it++) {
         iteration(mode, s1, s2, it);
         if (it % 10 == 9) {
@@ -121,6 +159,9 @@ int main(int argc, char **argv) {
         }
     }
     CK(drv.cuStreamSynchronize(s2));
+    uint64_t ring = PROG_HASH_INIT;
+    for (int r = 0; r < RING; r++) ring = ring * 31u + prog_hash_dev(s1, dev_ring[r], N);
+    printf("ring %016llx\n", (unsigned long long)ring);
     prog_finish(s1, x, y, N);
     return 0;
 }

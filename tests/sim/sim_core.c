@@ -1418,6 +1418,12 @@ static int alloc_remove(const void *p, unsigned kindmask, sim_alloc *out) {
 
 bool sim_is_pinned(const void *p, size_t n) { return alloc_find(p, n, NULL); }
 
+int sim_mem_kind(const void *p, size_t n) {
+    sim_alloc a;
+    if (!alloc_find(p, n, &a)) return SIM_MEM_UNKNOWN;
+    return a.kind == A_DEVICE || a.kind == A_MANAGED ? SIM_MEM_DEVICE : SIM_MEM_HOST;
+}
+
 static void *dev_malloc(size_t n) {
     size_t sz = (n + 255) & ~(size_t)255;
     void *p = aligned_alloc(256, sz);
@@ -1866,6 +1872,7 @@ static sim_event *event_get(CUevent h) {
     sim_event *e = sim_reg_get(h, T_EVENT);
     return (e && e->magic == EVENT_MAGIC) ? e : NULL;
 }
+sim_event *sim_event_get(CUevent h) { return event_get(h); }
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
     sim_ctx *ctx;

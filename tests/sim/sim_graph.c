@@ -41,7 +41,7 @@ static sim_capture *g_caps; /* active captures (g_mu) */
 static unsigned long long g_cap_ids, g_graph_ids;
 static __thread CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
-static int env_code(const char *name, int dflt) {
+int sim_env_code(const char *name, int dflt) {
     const char *v = getenv(name);
     if (!v || !*v || strcmp(v, "0") == 0) return 0;
     int n = atoi(v);
@@ -677,7 +677,7 @@ static CUresult end_capture(CUstream h, CUgraph *phGraph, int ptds) {
             if (!reaches(s->frontier, s->nfrontier, m->frontier[j], c->graph->nnodes))
                 rc = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
     }
-    if (!rc) rc = (CUresult)env_code("SIMCUDA_FAIL_CAPTURE", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    if (!rc) rc = (CUresult)sim_env_code("SIMCUDA_FAIL_CAPTURE", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     /* the capture ends either way */
     sim_graph *g = capture_terminate_locked(c, rc == CUDA_SUCCESS);
     *phGraph = (CUgraph)g;
@@ -789,7 +789,7 @@ static CUresult instantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
     CUresult rc = sim_require_ctx(NULL);
     if (rc) return rc;
     if (!pe) return CUDA_ERROR_INVALID_VALUE;
-    int fail = env_code("SIMCUDA_FAIL_INSTANTIATE", CUDA_ERROR_INVALID_VALUE);
+    int fail = sim_env_code("SIMCUDA_FAIL_INSTANTIATE", CUDA_ERROR_INVALID_VALUE);
     if (fail) return (CUresult)fail;
     pthread_mutex_lock(&g_mu);
     sim_graph *g = graph_get(hg);
@@ -1091,7 +1091,7 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode h
                                            const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
-    int fail = env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
+    int fail = sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
     if (fail) return (CUresult)fail;
     sim_work w;
     if ((rc = kernel_work(&w, nodeParams))) return rc;
@@ -1107,6 +1107,18 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode h
     e->works[n->index] = w;
     pthread_mutex_unlock(&g_mu);
     return CUDA_SUCCESS;
+}
+
+sim_work *sim_node_work_locked(CUgraphNode hNode, CUgraphNodeType type) {
+    sim_node *n = node_get(hNode);
+    return n && n->type == type ? &n->w : NULL;
+}
+
+sim_work *sim_exec_node_work_locked(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeType type) {
+    sim_exec *e = exec_get(hGraphExec);
+    sim_node *n = node_get(hNode);
+    if (!e || !n || n->index >= e->n || e->types[n->index] != type) return NULL;
+    return &e->works[n->index];
 }
 
 CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,

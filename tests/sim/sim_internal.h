@@ -174,6 +174,9 @@ uint64_t sim_rng_next(uint64_t *state);
 sim_ctx *sim_current_ctx(void);
 CUresult sim_require_ctx(sim_ctx **out);
 CUresult sim_check_init(void);
+/* A failure asked for by the environment: 0 when `name` is unset, empty or
+ * "0"; its value when that is a CUDA error code (> 1); else dflt. */
+int sim_env_code(const char *name, int dflt);
 
 /* ---- events ---- */
 struct sim_event {
@@ -194,6 +197,8 @@ struct sim_event {
     int ncnodes;
 };
 void sim_event_unref(sim_event *e);
+/* The live event behind a handle, or NULL. */
+sim_event *sim_event_get(CUevent h);
 
 /* ---- capture (sim_graph.c) ---- */
 struct sim_capture {
@@ -228,7 +233,15 @@ int sim_nodes_graph_waits_locked(const sim_work *works, int n, sim_dep *deps, in
 /* e (its mutex held) was recorded on s at position seq, outside any capture. */
 void sim_event_mark_recorded_locked(sim_event *e, sim_stream *s, uint64_t seq);
 void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint64_t seq);
+/* g_mu held: the work of graph node hNode if it is of `type`, else NULL; and
+ * that node's work in the executable graph hGraphExec (what its launches run). */
+sim_work *sim_node_work_locked(CUgraphNode hNode, CUgraphNodeType type);
+sim_work *sim_exec_node_work_locked(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeType type);
 bool sim_is_pinned(const void *p, size_t n);
+/* What [p, p+n) lies in: memory the program allocated on the device
+ * (cuMemAlloc, managed), page-locked host memory, or neither (pageable). */
+enum { SIM_MEM_UNKNOWN = 0, SIM_MEM_DEVICE, SIM_MEM_HOST };
+int sim_mem_kind(const void *p, size_t n);
 /* the active capture with this id, or NULL (g_mu held) */
 sim_capture *sim_capture_find_locked(unsigned long long id);
 

@@ -18,6 +18,7 @@
  *     the eager copy stages it at the call (sim_core.c copy_async): the
  *     simulator keeps that difference visible. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim_internal.h"
 
@@ -62,4 +63,152 @@ void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint
         sim_event_mark_recorded_locked(e, s, seq);
         pthread_mutex_unlock(&e->mu);
     }
+}
+
+/* ---- node parameters, and their updates in an executable graph ------------------------------
+ *
+ * Rules modelled (cuda.h, cuGraphExec{Memcpy,Memset}NodeSetParams and
+ * cuGraphExecEvent{Record,Wait}NodeSetEvent; the simulator is as strict as
+ * the documentation allows, never looser):
+ *   - a copy's update is 1-dimensional and not empty, and each end lies in
+ *     the same kind of memory as before (device, or page-locked or pageable
+ *     host: "the memory operands' mappings changed" is refused);
+ *   - a memset's update keeps its element size, width and height (a GPU
+ *     may accept a new width; the simulator refuses it) and its destination
+ *     stays in device memory;
+ *   - an event node's update names a live event;
+ *   - the update changes what later launches of the executable graph do,
+ *     not the graph node, nor launches already made.
+ * SIMCUDA_FAIL_EXEC_SET_PARAMS refuses every update (as for kernel nodes). */
+
+static CUmemorytype mem_type(const void *p, size_t n) {
+    return sim_mem_kind(p, n) == SIM_MEM_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+}
+
+static void copy_end_out(CUmemorytype *type, const void **host, CUdeviceptr *dev, const void *p, size_t n) {
+    *type = mem_type(p, n);
+    if (*type == CU_MEMORYTYPE_HOST)
+        *host = p;
+    else
+        *dev = (CUdeviceptr)(uintptr_t)p;
+}
+
+CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_work *w = sim_node_work_locked(hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (w) {
+        memset(p, 0, sizeof *p);
+        copy_end_out(&p->srcMemoryType, &p->srcHost, &p->srcDevice, w->u.cpy.src, w->u.cpy.n);
+        const void *dst_host = NULL;
+        copy_end_out(&p->dstMemoryType, &dst_host, &p->dstDevice, w->u.cpy.dst, w->u.cpy.n);
+        p->dstHost = (void *)(uintptr_t)dst_host;
+        p->WidthInBytes = w->u.cpy.n;
+        p->Height = 1;
+        p->Depth = 1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return w ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* One end of a 1-dimensional copy as an address, or NULL. */
+static const void *copy_end_in(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y, size_t z) {
+    if (y || z) return NULL;
+    if (type == CU_MEMORYTYPE_HOST) return host ? (const char *)host + x : NULL;
+    if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED)
+        return dev ? (const char *)(uintptr_t)dev + x : NULL;
+    return NULL; /* arrays: not simulated */
+}
+
+CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *p,
+                                        CUcontext ctx) {
+    (void)ctx;
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    int fail = sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
+    if (fail) return (CUresult)fail;
+    if (!p || !p->WidthInBytes || p->Height > 1 || p->Depth > 1) return CUDA_ERROR_INVALID_VALUE;
+    const void *src = copy_end_in(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ);
+    const void *dst = copy_end_in(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ);
+    size_t n = p->WidthInBytes;
+    if (!src || !dst) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
+    int same_mapping = w && sim_mem_kind(w->u.cpy.src, w->u.cpy.n) == sim_mem_kind(src, n) &&
+                       sim_mem_kind(w->u.cpy.dst, w->u.cpy.n) == sim_mem_kind(dst, n);
+    if (same_mapping) {
+        sim_work_release(w);
+        *w = (sim_work){.kind = W_MEMCPY};
+        w->u.cpy.dst = (void *)(uintptr_t)dst;
+        w->u.cpy.src = src;
+        w->u.cpy.n = n;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return same_mapping ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *p) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_work *w = sim_node_work_locked(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (w)
+        *p = (CUDA_MEMSET_NODE_PARAMS){.dst = (CUdeviceptr)(uintptr_t)w->u.set.dst,
+                                       .pitch = w->u.set.pitch,
+                                       .value = w->u.set.value,
+                                       .elementSize = w->u.set.elsize,
+                                       .width = w->u.set.width,
+                                       .height = w->u.set.height};
+    pthread_mutex_unlock(&g_mu);
+    return w ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *p,
+                                        CUcontext ctx) {
+    (void)ctx;
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    int fail = sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
+    if (fail) return (CUresult)fail;
+    if (!p || !p->dst || !p->width || p->height != 1) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMSET);
+    void *dst = (void *)(uintptr_t)p->dst;
+    int ok = w && w->u.set.height == 1 && w->u.set.elsize == p->elementSize && w->u.set.width == p->width &&
+             sim_mem_kind(dst, p->width * p->elementSize) == SIM_MEM_DEVICE;
+    if (ok) {
+        w->u.set.dst = dst;
+        w->u.set.value = p->value;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult exec_set_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event, CUgraphNodeType type) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    int fail = sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
+    if (fail) return (CUresult)fail;
+    pthread_mutex_lock(&g_mu);
+    sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, type);
+    sim_event *e = sim_event_get(event);
+    if (w && e) {
+        atomic_fetch_add(&e->refs, 1);
+        sim_event_unref(w->u.ev.ev);
+        w->u.ev.ev = e;
+        w->u.ev.gen = 0;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return w && e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+    return exec_set_event(hGraphExec, hNode, event, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+}
+
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+    return exec_set_event(hGraphExec, hNode, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
 }

@@ -264,6 +264,12 @@ static void procs_init(void) {
     T(cuGraphUpload, 11010, ptsz, cuGraphUpload_ptsz);
     E(cuGraphExecKernelNodeSetParams, 10010, cuGraphExecKernelNodeSetParams);
     E(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2);
+    E(cuGraphMemcpyNodeGetParams, 10000, cuGraphMemcpyNodeGetParams);
+    E(cuGraphMemsetNodeGetParams, 10000, cuGraphMemsetNodeGetParams);
+    E(cuGraphExecMemcpyNodeSetParams, 10020, cuGraphExecMemcpyNodeSetParams);
+    E(cuGraphExecMemsetNodeSetParams, 10020, cuGraphExecMemsetNodeSetParams);
+    E(cuGraphExecEventRecordNodeSetEvent, 11010, cuGraphExecEventRecordNodeSetEvent);
+    E(cuGraphExecEventWaitNodeSetEvent, 11010, cuGraphExecEventWaitNodeSetEvent);
     E(cuGraphExecUpdate, 10020, cuGraphExecUpdate);
     E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2);
 }
