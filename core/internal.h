@@ -143,11 +143,22 @@ typedef struct enc_graph {
      * kernel node for each launch, in order; NULL when not patchable. */
     CUgraph graph;
     enc_graph_node *knodes;
+    uint64_t args_key; /* enc_args_key of recs: kept when a patch changes them */
     uint64_t hits;
     uint64_t last_used; /* captured or last replayed (enc_now_ns: one clock for every stream) */
     uint64_t cand_hash; /* the candidate it was captured for (exact or structural) */
     struct enc_graph *next_at_node;
 } enc_graph;
+
+/* All of a sequence's argument fingerprints as one value: a graph whose key
+ * differs from the held launches' cannot equal them, and is passed over
+ * without reading its records (a ring of buffers leaves one graph per buffer
+ * set at the same place). */
+static inline uint64_t enc_args_key(const enc_rec *recs, uint32_t n) {
+    uint64_t h = n;
+    for (uint32_t i = 0; i < n; i++) h = (h ^ recs[i].afp) * 0x9e3779b97f4a7c15ull;
+    return h;
+}
 
 typedef struct enc_trie_node {
     uint32_t parent;

@@ -243,6 +243,7 @@ static enc_graph *copy_sequence(const enc_seq *seq) {
     memcpy(g->arena, seq->arena, seq->arena_used);
     g->len = seq->n;
     g->nops = seq->nops;
+    g->args_key = enc_args_key(g->recs, g->len);
     return g;
 }
 
