@@ -1,0 +1,47 @@
+/* encore: stream operations other than kernel launches as parts of
+ * sequences (nodes.c: recording, issuing, patching their graph nodes;
+ * evtab.c: which stream holds which event, what memory is device or
+ * page-locked). Included by internal.h, which defines the structures named
+ * here. */
+#ifndef ENCORE_NODES_H
+#define ENCORE_NODES_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/engine.h"
+
+struct enc_layout;
+struct enc_rec;
+struct enc_stream_state;
+
+/* The stand-in function of an op kind: never a real CUfunction (those are pointers). */
+#define ENC_OP_FUNC(kind) ((CUfunction)(uintptr_t)(kind))
+static inline int enc_is_op_func(CUfunction f) { return (uintptr_t)f - 1u < (uintptr_t)ENC_OP_KINDS - 1u; }
+/* The stand-in layout of op kind f (one parameter: the enc_op). */
+const struct enc_layout *enc_op_layout(CUfunction f);
+/* Issue recorded op r on `stream`; `capture`: into encore's capture (event
+ * records and waits are captured as nodes: the external flags). */
+CUresult enc_op_issue(const struct enc_rec *r, const unsigned char *arena, CUstream stream, int capture);
+/* The op's node in a captured graph has the right type. */
+int enc_op_node_ok(CUgraphNode node, const struct enc_rec *r);
+/* Can held op h be patched into the node captured for op c (same kind,
+ * flags and size; a copy's ends and a memset's destination in the same kind
+ * of memory as c's)? */
+int enc_op_patchable(const struct enc_rec *h, const unsigned char *harena, const struct enc_rec *c,
+                     const unsigned char *carena);
+/* Write held op r into `node` of `exec` (in context ctx). A refusal turns
+ * patching of that op kind off (one warning); other kinds go on. */
+CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const struct enc_rec *r, const unsigned char *arena,
+                      CUcontext ctx);
+int enc_evtab_event_ok(CUevent ev, int record); /* known, not IPC; a record: not timing */
+void enc_evtab_forget_event(CUevent ev);
+struct enc_stream_state *enc_evtab_holder(CUevent ev, int wait);
+/* st holds a record of ev (or a wait on it): 0 if that cannot be noted (then it is not held). */
+int enc_evtab_hold(struct enc_stream_state *st, CUevent ev, int wait);
+/* st's held work was issued (with st->mu held): it holds no event any more. */
+void enc_evtab_release(struct enc_stream_state *st);
+int enc_mem_kind(uintptr_t p, size_t n); /* enum enc_mem_kind, 0: not known (pageable) */
+
+#endif
