@@ -101,6 +101,20 @@ static float *dev_fill(size_t n, uint64_t *rng, float scale) {
     return d;
 }
 
+/* The FNV-1a hash of every size's x, copied back (the outputs compared across variants). */
+static uint64_t outputs_hash(void) {
+    uint64_t hsum = BENCH_FNV_INIT;
+    for (int si = 0; si < g_nsizes; si++) {
+        size_t n = (size_t)g_sets[si].s * g_sets[si].s;
+        float *hx = (float *)malloc(n * sizeof *hx);
+        if (!hx) { fprintf(stderr, "bench_cublas: out of memory\n"); exit(1); }
+        CK(cudaMemcpy(hx, g_sets[si].x, n * sizeof *hx, cudaMemcpyDeviceToHost));
+        hsum = bench_fnv1a(hsum, hx, n * sizeof *hx);
+        free(hx);
+    }
+    return hsum;
+}
+
 int main(int argc, char **argv) {
     int iters = 500, warmup = 50, graph = 0, blocks = 12, steps = 50;
     const char *sizes = "64,128,256", *schedule = NULL;
@@ -193,15 +207,7 @@ int main(int argc, char **argv) {
         }
         /* Taken here, the same in every process whatever its blocks (encore's
          * replays during the warm-up included): outputs compare across variants. */
-        uint64_t hsum = BENCH_FNV_INIT;
-        for (int si = 0; si < g_nsizes; si++) {
-            size_t n = (size_t)g_sets[si].s * g_sets[si].s;
-            float *hx = (float *)malloc(n * sizeof *hx);
-            if (!hx) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
-            CK(cudaMemcpy(hx, g_sets[si].x, n * sizeof *hx, cudaMemcpyDeviceToHost));
-            hsum = bench_fnv1a(hsum, hx, n * sizeof *hx);
-            free(hx);
-        }
+        uint64_t hsum = outputs_hash();
         double *us = (double *)malloc((size_t)blocks * sizeof *us);
         if (!us) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
         size_t len = strlen(schedule);
@@ -267,15 +273,7 @@ int main(int argc, char **argv) {
     CK(cudaDeviceSynchronize());
     CK(cudaMemGetInfo(&free1, &total));
 
-    uint64_t hsum = BENCH_FNV_INIT;
-    for (int si = 0; si < g_nsizes; si++) {
-        size_t n = (size_t)g_sets[si].s * g_sets[si].s;
-        float *hx = (float *)malloc(n * sizeof *hx);
-        if (!hx) { fprintf(stderr, "bench_cublas: out of memory\n"); return 1; }
-        CK(cudaMemcpy(hx, g_sets[si].x, n * sizeof *hx, cudaMemcpyDeviceToHost));
-        hsum = bench_fnv1a(hsum, hx, n * sizeof *hx);
-        free(hx);
-    }
+    uint64_t hsum = outputs_hash();
     unsigned ctr = 0;
     CK(cudaMemcpy(&ctr, g_ctr, sizeof ctr, cudaMemcpyDeviceToHost));
     hsum = bench_fnv1a(hsum, &ctr, sizeof ctr);

@@ -18,11 +18,8 @@ int main(int argc, char **argv)
     int shapes = argc > 1 ? atoi(argv[1]) : 10000, repeats = argc > 2 ? atoi(argv[2]) : 3;
     prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N);
-    k_fill(&k, s, x, 1, N);
-    k_fill(&k, s, y, 2, N);
+    CUdeviceptr x, y;
+    CUstream s = prog_stream_xy(&k, N, &x, &y);
     uint32_t host[N], n = N, salt = 5;
     void *pm[] = {&x, &salt, &n}, *ps[] = {&y, &n}, *pa[] = {&y, &x, &n};
     unsigned long long all = PROG_HASH_INIT;

@@ -28,11 +28,8 @@ int main(int argc, char **argv)
         prog_die("usage: prog_launch_forms ex-attributes|extra");
     prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N);
-    k_fill(&k, s, x, 1, N);
-    k_fill(&k, s, y, 2, N);
+    CUdeviceptr x, y;
+    CUstream s = prog_stream_xy(&k, N, &x, &y);
 
     for (int it = 0; it < ITERATIONS; it++) {
         int odd = odd_iteration(it);

@@ -272,6 +272,16 @@ uint64_t prog_hash_dev(CUstream s, CUdeviceptr d, uint32_t n)
     return x;
 }
 
+CUstream prog_stream_xy(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr *y) {
+    prog_kernels_load(k, 0);
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    *x = prog_alloc(n);
+    *y = prog_alloc(n);
+    k_fill(k, s, *x, 1, n);
+    k_fill(k, s, *y, 2, n);
+    return s;
+}
+
 void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r)
 {
     *x = prog_alloc(n);

@@ -71,6 +71,10 @@ CUdeviceptr prog_alloc(uint32_t n);
 uint64_t prog_hash_dev(CUstream s, CUdeviceptr d, uint32_t n);
 CUstream prog_stream(unsigned flags);
 
+/* The set-up most programs share: k loaded, a non-blocking stream (returned),
+ * x and y of n words filled with 1 and 2 on it (not synchronised). */
+CUstream prog_stream_xy(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr *y);
+
 /* The hot-loop programs' buffers: x and y of n words (filled with 1 and 2,
  * then s synchronised) and r for a reduction. */
 void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r);

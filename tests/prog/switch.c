@@ -28,11 +28,8 @@ int main(int argc, char **argv) {
     prog_init();
     encore_switch_fn sw = encore_switch_find();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N);
-    k_fill(&k, s, x, 1, N);
-    k_fill(&k, s, y, 2, N);
+    CUdeviceptr x, y;
+    CUstream s = prog_stream_xy(&k, N, &x, &y);
     uint64_t counted[2] = {0, 0}, mark = prog_launches_made();
     int active = 1;
     for (int b = 0; b < blocks; b++) {

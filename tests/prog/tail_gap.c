@@ -22,11 +22,8 @@ int main(int argc, char **argv) {
     if (steps <= 0 || gap_us < 0) prog_die("usage: prog_tail_gap STEPS GAP_US");
     prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x = prog_alloc(N), y = prog_alloc(N);
-    k_fill(&k, s, x, 1, N);
-    k_fill(&k, s, y, 2, N);
+    CUdeviceptr x, y;
+    CUstream s = prog_stream_xy(&k, N, &x, &y);
     uint64_t folded = 0;
     for (int it = 0; it < steps; it++) {
         for (int i = 0; i < 16; i++) {
