@@ -121,13 +121,10 @@ int enc_op_patchable(const enc_rec *h, const unsigned char *harena, const enc_re
     if (a.kind != b.kind || a.flags != b.flags || a.n != b.n || !can_patch_kind(a.kind) ||
         __atomic_load_n(&op_patch_off[a.kind], __ATOMIC_RELAXED))
         return 0;
-    switch (a.kind) {
-    case ENC_OP_COPY:
-        return enc_mem_kind(a.dst, a.n) == enc_mem_kind(b.dst, b.n) &&
-               enc_mem_kind(a.src, a.n) == enc_mem_kind(b.src, b.n);
-    case ENC_OP_SET: return 1; /* held only into device memory (holdable) */
-    default: return 1;         /* events: held only when known, without timing or IPC */
-    }
+    /* memsets are held only into device memory, events only when known,
+     * without timing or IPC (holdable): only a copy's ends can change kind */
+    return a.kind != ENC_OP_COPY || (enc_mem_kind(a.dst, a.n) == enc_mem_kind(b.dst, b.n) &&
+                                     enc_mem_kind(a.src, a.n) == enc_mem_kind(b.src, b.n));
 }
 
 /* One end of a copy node set to address p, as the node names its memory. */
@@ -178,9 +175,8 @@ CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const enc_rec *rec, co
     case ENC_OP_SET: r = patch_set(exec, node, &op, ctx); break;
     default: return r;
     }
-    static int warned[ENC_OP_KINDS];
-    if (r != CUDA_SUCCESS && !__atomic_exchange_n(&op_patch_off[op.kind], 1, __ATOMIC_RELAXED))
-        enc_warn_once(&warned[op.kind],
+    if (r != CUDA_SUCCESS) /* turns the kind off, and says so once */
+        enc_warn_once(&op_patch_off[op.kind],
                       "patching changed %s into a captured graph failed (CUDA error %d); from now on sequences whose "
                       "%s changed run eagerly",
                       what[op.kind], (int)r, what[op.kind]);

@@ -45,12 +45,13 @@ static int first_diff_arg(const enc_rec *a, const unsigned char *aa, const enc_r
     return -1;
 }
 
-static int same_sequence(const enc_seq *seq, const enc_graph *g) {
-    for (uint32_t i = 0; i < seq->n; i++)
-        if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena) ||
-            !same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena))
-            return 0;
-    return 1;
+/* How many of the held launches, from the first, equal g's (g->len == seq->n). */
+static uint32_t common_prefix(const enc_seq *seq, const enc_graph *g) {
+    uint32_t i = 0;
+    while (i < seq->n && same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena) &&
+           same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena))
+        i++;
+    return i;
 }
 
 /* How close the nearest graph came, when none matched. */
@@ -66,18 +67,13 @@ static enc_graph *exact_match(const enc_stream_state *st, mismatch *m) {
     const enc_seq *seq = &st->seq;
     uint64_t key = enc_args_key(seq->recs, seq->n);
     for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node)
-        if (g->len == seq->n && g->args_key == key && same_sequence(seq, g)) return g;
+        if (g->len == seq->n && g->args_key == key && common_prefix(seq, g) == seq->n) return g;
     /* None: how close the nearest came (the divergence report). */
     enc_graph *best = NULL;
     uint32_t best_pos = 0;
     for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
         if (g->len != seq->n) continue;
-        uint32_t i = 0;
-        for (; i < seq->n; i++)
-            if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena) ||
-                !same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena))
-                break;
-        if (i == seq->n) return g;
+        uint32_t i = common_prefix(seq, g);
         if (!best || i > best_pos) {
             best = g;
             best_pos = i;
@@ -130,10 +126,10 @@ static enc_graph *patchable(const enc_stream_state *st) {
 static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed) {
     const enc_seq *seq = &st->seq;
     void *ptrs[ENC_MAX_PARAMS];
+    CUresult r = CUDA_SUCCESS;
     for (uint32_t i = 0; i < seq->n; i++) {
         const enc_rec *h = &seq->recs[i];
         if (same_args(h, seq->arena, &g->recs[i], g->arena)) continue;
-        CUresult r;
         if (h->L->is_op) {
             r = enc_op_patch(g->exec, g->knodes[i].node, h, seq->arena, __atomic_load_n(&st->ctx, __ATOMIC_RELAXED));
             *op_failed = r != CUDA_SUCCESS;
@@ -151,12 +147,12 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
                                              .extra = NULL};
             r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
         }
-        if (r != CUDA_SUCCESS) return r;
+        if (r != CUDA_SUCCESS) break;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         g->recs[i].afp = h->afp;
-        g->args_key = enc_args_key(g->recs, g->len);
     }
-    return CUDA_SUCCESS;
+    g->args_key = enc_args_key(g->recs, g->len); /* once, for every node patched */
+    return r;
 }
 
 /* ---- issuing what is held -------------------------------------------------------------- */
