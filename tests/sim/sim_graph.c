@@ -1087,28 +1087,6 @@ static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptds) {
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream, 0); }
 CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream, 1); }
 
-CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                           const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
-    CUresult rc = sim_check_init();
-    if (rc) return rc;
-    int fail = sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
-    if (fail) return (CUresult)fail;
-    sim_work w;
-    if ((rc = kernel_work(&w, nodeParams))) return rc;
-    pthread_mutex_lock(&g_mu);
-    sim_exec *e = exec_get(hGraphExec);
-    sim_node *n = node_get(hNode);
-    if (!e || !n || n->index >= e->n || e->types[n->index] != CU_GRAPH_NODE_TYPE_KERNEL) {
-        pthread_mutex_unlock(&g_mu);
-        sim_work_release(&w);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    sim_work_release(&e->works[n->index]);
-    e->works[n->index] = w;
-    pthread_mutex_unlock(&g_mu);
-    return CUDA_SUCCESS;
-}
-
 sim_work *sim_node_work_locked(CUgraphNode hNode, CUgraphNodeType type) {
     sim_node *n = node_get(hNode);
     return n && n->type == type ? &n->w : NULL;
@@ -1119,6 +1097,29 @@ sim_work *sim_exec_node_work_locked(CUgraphExec hGraphExec, CUgraphNode hNode, C
     sim_node *n = node_get(hNode);
     if (!e || !n || n->index >= e->n || e->types[n->index] != type) return NULL;
     return &e->works[n->index];
+}
+
+CUresult sim_exec_update_allowed(void) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    return (CUresult)sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                           const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+    CUresult rc = sim_exec_update_allowed();
+    if (rc) return rc;
+    sim_work w;
+    if ((rc = kernel_work(&w, nodeParams))) return rc;
+    pthread_mutex_lock(&g_mu);
+    sim_work *old = sim_exec_node_work_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (old) {
+        sim_work_release(old);
+        *old = w;
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (!old) sim_work_release(&w);
+    return old ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,

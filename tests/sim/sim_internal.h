@@ -237,6 +237,9 @@ void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint
  * that node's work in the executable graph hGraphExec (what its launches run). */
 sim_work *sim_node_work_locked(CUgraphNode hNode, CUgraphNodeType type);
 sim_work *sim_exec_node_work_locked(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeType type);
+/* The start of every update of an executable graph's node: the driver
+ * initialised, and no refusal asked for (SIMCUDA_FAIL_EXEC_SET_PARAMS). */
+CUresult sim_exec_update_allowed(void);
 bool sim_is_pinned(const void *p, size_t n);
 /* What [p, p+n) lies in: memory the program allocated on the device
  * (cuMemAlloc, managed), page-locked host memory, or neither (pageable). */

@@ -81,14 +81,6 @@ void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint
  *     not the graph node, nor launches already made.
  * SIMCUDA_FAIL_EXEC_SET_PARAMS refuses every update (as for kernel nodes). */
 
-/* The start of every exec update: the driver initialised, and no refusal
- * asked for (SIMCUDA_FAIL_EXEC_SET_PARAMS). */
-static CUresult exec_update_allowed(void) {
-    CUresult rc = sim_check_init();
-    if (rc) return rc;
-    return (CUresult)sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
-}
-
 static CUmemorytype mem_type(const void *p, size_t n) {
     return sim_mem_kind(p, n) == SIM_MEM_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
 }
@@ -133,7 +125,7 @@ static const void *copy_end_in(CUmemorytype type, const void *host, CUdeviceptr 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *p,
                                         CUcontext ctx) {
     (void)ctx;
-    CUresult rc = exec_update_allowed();
+    CUresult rc = sim_exec_update_allowed();
     if (rc) return rc;
     if (!p || !p->WidthInBytes || p->Height > 1 || p->Depth > 1) return CUDA_ERROR_INVALID_VALUE;
     const void *src = copy_end_in(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ);
@@ -175,7 +167,7 @@ CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *p,
                                         CUcontext ctx) {
     (void)ctx;
-    CUresult rc = exec_update_allowed();
+    CUresult rc = sim_exec_update_allowed();
     if (rc) return rc;
     if (!p || !p->dst || !p->width || p->height != 1) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
@@ -192,7 +184,7 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNod
 }
 
 static CUresult exec_set_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event, CUgraphNodeType type) {
-    CUresult rc = exec_update_allowed();
+    CUresult rc = sim_exec_update_allowed();
     if (rc) return rc;
     pthread_mutex_lock(&g_mu);
     sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, type);

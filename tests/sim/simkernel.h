@@ -51,7 +51,9 @@
  *                              > 1 is used as the CUresult to return).
  *   SIMCUDA_FAIL_INSTANTIATE=1 cuGraphInstantiate* fail with
  *                              CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
- *   SIMCUDA_FAIL_EXEC_SET_PARAMS=1  cuGraphExecKernelNodeSetParams* fail
+ *   SIMCUDA_FAIL_EXEC_SET_PARAMS=1  every update of an executable graph's
+ *                              node (cuGraphExec{Kernel,Memcpy,Memset}NodeSetParams*,
+ *                              cuGraphExecEvent{Record,Wait}NodeSetEvent) fails
  *                              with CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
  *   SIMCUDA_VERBOSE=1          explain module load failures on stderr.
  *   SIMCUDA_TEARDOWN_AT_EXIT=0 no teardown at exit (by default the driver
