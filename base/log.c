@@ -155,7 +155,9 @@ void enc_log_keep(const char *msg) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     enc_kept_[i].time = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    snprintf(enc_kept_[i].msg, sizeof enc_kept_[i].msg, "%s", msg);
+    size_t n = strnlen(msg, sizeof enc_kept_[i].msg - 1); /* cut, as a log line may be */
+    memcpy(enc_kept_[i].msg, msg, n);
+    enc_kept_[i].msg[n] = '\0';
     __atomic_store_n(&enc_kept_[i].state, ENC_KEPT_READY, __ATOMIC_RELEASE);
 }
 

@@ -440,6 +440,22 @@ void enc_report_event_capture_failure(uint64_t seq_id, const char *what, int cud
     enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
 }
 
+void enc_report_event_switch(int active) {
+    int fd = enc_eventlog_fd(1);
+    if (fd < 0) return;
+    enc_summary sum;
+    memset(&sum, 0, sizeof sum);
+    enc_stats_snapshot(&sum);
+    char buf[ENC_EVENT_BUF];
+    enc_json j;
+    enc_eventlog_begin(&j, buf, sizeof buf, active ? "switch_on" : "switch_off", enc_now_unix(), (int)getpid());
+    enc_json_kv_u64(&j, "launches_seen", sum.launches_seen);
+    enc_json_kv_u64(&j, "launches_replayed", sum.launches_replayed);
+    enc_json_kv_u64(&j, "launches_passive", sum.launches_passive);
+    enc_json_kv_u64(&j, "graph_launches", sum.graph_launches);
+    enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
+}
+
 void enc_report_event_hold(const char *event, const char *first_kernel, uint32_t replayed, uint32_t holds,
                            uint32_t skip, const char *why) {
     int fd = enc_eventlog_fd(1);

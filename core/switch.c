@@ -18,6 +18,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/report.h"
 
 int enc_paused;
 
@@ -26,7 +27,10 @@ CUresult enc_core_set_active(int active) {
     enc_core_ensure_init();
     if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return CUDA_SUCCESS; /* ENCORE=0, or switched off */
     if (active) {
-        if (__atomic_exchange_n(&enc_paused, 0, __ATOMIC_ACQ_REL)) ENC_DEBUG("switched on by the program");
+        if (__atomic_exchange_n(&enc_paused, 0, __ATOMIC_ACQ_REL)) {
+            ENC_DEBUG("switched on by the program");
+            enc_report_event_switch(1);
+        }
         return CUDA_SUCCESS;
     }
     if (__atomic_exchange_n(&enc_paused, 1, __ATOMIC_ACQ_REL)) return CUDA_SUCCESS;
@@ -36,6 +40,7 @@ CUresult enc_core_set_active(int active) {
         ENC_TSTAT_ADD(switched_off, 1);
         enc_core_flush_all(ENC_FLUSH_ALL_CALL);
     }
+    enc_report_event_switch(0);
     enc_core_act_on_requests();
     return CUDA_SUCCESS; /* an error a released launch got stays for the next call that observes its stream */
 }

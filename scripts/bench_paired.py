@@ -70,6 +70,15 @@ WORKLOADS = {
         "torch.compile 6 transformer blocks, KV 128"),
     "transformer-cpp": ("py", "reduce-overhead", 100,
         "torch.compile transformer, cpp_wrapper"),
+    "transformer-aoti": ("py", "manual torch.cuda.graph", 30,
+        "AOTInductor transformer, from Python (aoti_load_package)"),
+    "mlp-aoti": ("py", "manual torch.cuda.graph", 25,
+        "AOTInductor MLP, from Python"),
+    # PyTorch from C++ (tests/bench/bench_libtorch.cpp, built by scripts/build-libtorch-bench)
+    "libtorch": ("cpp", "manual at::cuda::CUDAGraph", 15,
+        "libtorch C++ transformer, op by op (no Python)"),
+    "aoti-cpp": ("cpp", "manual at::cuda::CUDAGraph", 15,
+        "AOTInductor transformer, from C++ (AOTIModelPackageLoader)"),
 }
 # Named variants: the environment on top of LD_PRELOAD=libencore.so (None: no preload).
 # They separate encore's costs with existing options (issue 11, item 3).
@@ -166,6 +175,7 @@ class Paired:
         if args.sim and not self.ptx:
             self.ptx = find(build_dir, "libprogkernels.so")
         self.cublas_bin = find(build_dir, "bench_cublas")
+        self.libtorch_bins = (find(build_dir, "bench_libtorch"), find(build_dir, "bench_libtorch_aoti"))
         self.py_script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench",
                                       "bench_never_slower.py")
 
@@ -181,6 +191,12 @@ class Paired:
             warmup = "10" if self.args.sim else ("20" if workload.endswith("-start") else "2400")
             return [self.native_bin, "--module", self.ptx or "", "--pattern", pattern, "--schedule", schedule,
                     "--blocks", str(blocks), "--steps", steps, "--warmup", warmup]
+        if WORKLOADS[workload][0] == "cpp":  # libtorch reaches the driver through cudart: no D blocks, as Python
+            aoti = workload == "aoti-cpp"
+            binary = self.libtorch_bins[1 if aoti else 0]
+            argv = [binary or "bench_libtorch", "--workload", "aoti" if aoti else "transformer", "--schedule",
+                    schedule, "--blocks", str(blocks), "--steps", "50", "--warmup", "20"]
+            return argv + (["--package", aoti_package_path(self.args.python, "transformer")] if aoti else [])
         if WORKLOADS[workload][0] == "cublas":  # cuBLAS reaches the driver through cudart: no D blocks, as Python
             return [self.cublas_bin or "bench_cublas", "--schedule", schedule, "--blocks", str(blocks), "--steps",
                     "10" if self.args.sim else "40", "--warmup", "10" if self.args.sim else "200"]
@@ -350,6 +366,8 @@ class Paired:
                 if s:
                     seen = (s.get("launches_seen") or 0) - (s.get("launches_passive") or 0)
                     cell["replay_pct"] = 100.0 * (s.get("launches_replayed") or 0) / seen if seen > 0 else 0.0
+                    if s.get("active_blocks_replay_pct") is not None:  # the timed active blocks only
+                        cell["replay_pct_blocks"] = s["active_blocks_replay_pct"]
                     cell["encore_summary"] = {k: s.get(k) for k in ("launches_seen", "launches_replayed",
                                                                      "launches_passive", "graphs_captured",
                                                                      "divergences", "holds", "holds_replayed",
@@ -386,6 +404,7 @@ class Paired:
                                               "ci": ci}
             if off and not row["variants"]["encore-off"].get("vs_eager"):
                 row["variants"]["encore-off"]["vs_eager"] = dict(row["variants"]["encore-off"]["pairs"], how="pairs")
+            row["memory"] = memory_added(procs)
             sums = {p["result"].get("checksum") for p in procs if p["result"].get("checksum")}
             row["checksums_equal"] = len(sums) <= 1 if sums else None
             row["checksums"] = sorted(s for s in sums if s)
@@ -463,6 +482,45 @@ def strip_private(rows):
     return out
 
 
+_AOTI_PATHS = {}
+
+
+def aoti_package_path(python, model):
+    """The AOTInductor package of tests/bench's model, built once (by bench_never_slower.py's own
+    function, in a process of its own, outside every timed process)."""
+    if model not in _AOTI_PATHS:
+        bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench")
+        code = f"import sys; sys.path.insert(0, {bench!r}); import bench_never_slower as b; print(b.aoti_package({model!r}))"
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600)
+        lines = r.stdout.strip().splitlines()
+        _AOTI_PATHS[model] = lines[-1] if r.returncode == 0 and lines else "/nonexistent-aoti-package.pt2"
+    return _AOTI_PATHS[model]
+
+
+def memory_added(procs):
+    """Device memory (MiB, the driver's count) a process's warm-up added, per variant (median over
+    processes), and what building the graph mode added; None where the workload does not say."""
+    def grow(p):
+        r = p["result"]
+        try:
+            return float(r["mem_warm_mb"]) - float(r["mem_start_mb"])
+        except (KeyError, ValueError):
+            return None
+    out = {}
+    for v in ("eager", "encore-off", "encore"):
+        xs = [x for x in (grow(p) for p in procs if p["variant"] == v) if x is not None]
+        if xs:
+            out[v] = statistics.median(xs)
+    gs = [float(p["result"]["mem_graph_mb"]) for p in procs if "G" in p["schedule"] and
+          p["result"].get("mem_graph_mb") and not p["result"].get("graph_error")]
+    if gs:
+        out["graph"] = statistics.median(gs)
+    base = out.get("eager", out.get("encore-off"))
+    if "encore" in out and base is not None:
+        out["encore_extra"] = out["encore"] - base
+    return out or None
+
+
 def find(build_dir, name):
     for dirpath, _dirs, files in os.walk(build_dir):
         if name in files:
@@ -476,20 +534,32 @@ def read_summary(pattern):
         return None
     best = None
     for path in glob.glob(pattern.replace("%p", "*")):
+        summary, on, active = None, None, [0, 0]  # active: launches seen and replayed in active blocks
         try:
             with open(path, errors="replace") as f:
                 for line in f:
-                    if '"summary"' not in line:
+                    if '"summary"' not in line and '"switch_' not in line:
                         continue
                     try:
                         ev = json.loads(line)
                     except ValueError:
                         continue
-                    if ev.get("event") == "summary" and (best is None or (ev.get("launches_seen") or 0) >
-                                                         (best.get("launches_seen") or 0)):
-                        best = {k: v for k, v in ev.items() if k not in ("top_sequences", "top_divergences")}
+                    kind = ev.get("event")
+                    if kind == "summary":
+                        summary = {k: v for k, v in ev.items() if k not in ("top_sequences", "top_divergences")}
+                    elif kind == "switch_on":
+                        on = ev
+                    elif kind == "switch_off" and on:  # an active block ends (encore's log: core/switch.c)
+                        active[0] += (ev.get("launches_seen") or 0) - (on.get("launches_seen") or 0)
+                        active[1] += (ev.get("launches_replayed") or 0) - (on.get("launches_replayed") or 0)
+                        on = None
         except OSError:
             continue
+        if summary and active[0] > 0:
+            summary["active_blocks_launches"] = active[0]
+            summary["active_blocks_replay_pct"] = 100.0 * active[1] / active[0]
+        if summary and (best is None or (summary.get("launches_seen") or 0) > (best.get("launches_seen") or 0)):
+            best = summary
     return best
 
 
@@ -536,13 +606,28 @@ def report_md(rows, args, notes):
                  f"{'—' if rp is None else f'{rp:.1f}'} | {fmt_ratio(vo)}{' (derived)' if r.get('off_derived') else ''} | "
                  f"{verdict(vo['ci'], 0.01) if vo else '—'} | {gtxt} |")
     L += ["", "## Cost breakdown (in-process: variant active / passive blocks)", ""]
-    L += ["| workload | variant | active / passive | n | verdict | replay % |", "|---|---|---|---|---|---|"]
+    L += ["| workload | variant | active / passive | n | verdict | replay % (process) | replay % (timed active "
+          "blocks) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         for v, c in r["variants"].items():
             if c.get("switch"):
-                rp = c.get("replay_pct")
+                rp, rb = c.get("replay_pct"), c.get("replay_pct_blocks")
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
-                         f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} |")
+                         f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} | "
+                         f"{'—' if rb is None else f'{rb:.1f}'} |")
+    mrows = [r for r in rows if r.get("memory")]
+    if mrows:
+        L += ["", "## Device memory (MiB in use by the driver's count, medians over processes)", "",
+              "Warm-up growth: in use after the warm-up and check steps minus in use once the model is built "
+              "(compiled kernels, workspaces, encore's graphs). encore's extra: its growth minus eager's. Graph "
+              "mode: what building it added (its memory pool and graph).", "",
+              "| workload | warm-up growth, eager | warm-up growth, encore | encore's extra | graph mode |",
+              "|---|---|---|---|---|"]
+        f1 = lambda x: "—" if x is None else f"{x:.1f}"
+        for r in mrows:
+            m = r["memory"]
+            L.append(f"| {r['workload']} | {f1(m.get('eager', m.get('encore-off')))} | {f1(m.get('encore'))} | "
+                     f"{f1(m.get('encore_extra'))} | {f1(m.get('graph'))} |")
     drows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("direct")]
     if drows:
         L += ["", "## In-process against eager (native: blocks / the nearest D blocks, which bypass encore)", ""]

@@ -18,6 +18,10 @@ Workloads (batch 1 unless said; a host synchronisation after every step):
                          one token a step), torch.compile default mode
     transformer-cpp      the same, cpp_wrapper=True
                          (the compile workloads' graph mode: torch.compile(mode="reduce-overhead"))
+    mlp-aoti, transformer-aoti
+                         the same models packaged by AOTInductor (built once into
+                         ENCORE_AOTI_DIR, default /tmp/encore-aoti) and loaded with
+                         aoti_load_package                 graph: torch.cuda.graph
 
 After the warm-up, check-steps steps run and the checksum of the last output (or, for
 train, of the loss and the first weights) is printed: the same steps in every process, so
@@ -47,7 +51,7 @@ import encore_switch  # noqa: E402
 
 T0 = time.perf_counter()
 DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
-                 "transformer-compile": 50, "transformer-cpp": 50}
+                 "transformer-compile": 50, "transformer-cpp": 50, "mlp-aoti": 100, "transformer-aoti": 50}
 
 
 def note(msg):
@@ -56,6 +60,18 @@ def note(msg):
 
 def digest(data):
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def used_mb():
+    """Device memory in use (MiB), from the driver through cudart: whatever the framework holds,
+    encore's graphs and the graph mode's pools alike. 0 before any framework is imported."""
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+        free, total = sys.modules["torch"].cuda.mem_get_info()
+    elif "cupy" in sys.modules:
+        free, total = sys.modules["cupy"].cuda.runtime.memGetInfo()
+    else:
+        return 0.0
+    return (total - free) / 2**20
 
 
 def torch_checksum(t):
@@ -339,6 +355,53 @@ def build_compiled(model_name, cpp_wrapper):
     return step, torch.cuda.synchronize, torch_checksum, make_graph
 
 
+def aoti_package(model_name):
+    """The AOTInductor package of the model (built once, kept under ENCORE_AOTI_DIR, default
+    /tmp/encore-aoti): torch.export, then torch._inductor.aoti_compile_and_package. Returns its path."""
+    import torch
+    from torch import nn
+    d = os.environ.get("ENCORE_AOTI_DIR", "/tmp/encore-aoti")
+    path = os.path.join(d, f"{model_name}.pt2")
+    if os.path.exists(path):
+        return path
+    os.makedirs(d, exist_ok=True)
+    dev = torch_device()
+    torch.manual_seed(0)
+    if model_name == "mlp":
+        model, x = mlp_model(nn).to(dev).eval(), torch.randn(1, 256, device=dev)
+    else:
+        model, x = transformer_model(torch, nn, dev), torch.randn(1, 1, 768, device=dev)
+    t = time.perf_counter()
+    with torch.no_grad():
+        ep = torch.export.export(model, (x,))
+        tmp = f"{path}.{os.getpid()}.pt2"
+        torch._inductor.aoti_compile_and_package(ep, package_path=tmp)
+    os.replace(tmp, path)
+    note(f"aoti: packaged {model_name} in {time.perf_counter() - t:.1f}s: {path}")
+    return path
+
+
+def build_aoti(model_name):
+    """The model packaged by AOTInductor, loaded with torch._inductor.aoti_load_package, run from
+    Python. Graph mode: a manual torch.cuda.graph of the loaded model's call."""
+    import torch
+    import torch._inductor
+    dev = torch_device()
+    path = aoti_package(model_name)
+
+    def make():
+        fn = torch._inductor.aoti_load_package(path)
+        torch.manual_seed(0)
+        x = torch.randn(1, 256, device=dev) if model_name == "mlp" else torch.randn(1, 1, 768, device=dev)
+
+        def step():
+            with torch.no_grad():
+                out = fn(x)
+            return out[0] if isinstance(out, (list, tuple)) else out
+        return step
+    return make(), torch.cuda.synchronize, torch_checksum, lambda: manual_graph(torch, make())
+
+
 BUILDERS = {
     "triton": build_triton,
     "cupy": build_cupy,
@@ -349,6 +412,8 @@ BUILDERS = {
     "mlp-cpp": lambda: build_compiled("mlp", True),
     "transformer-compile": lambda: build_compiled("transformer", False),
     "transformer-cpp": lambda: build_compiled("transformer", True),
+    "mlp-aoti": lambda: build_aoti("mlp"),
+    "transformer-aoti": lambda: build_aoti("transformer"),
 }
 
 
@@ -357,6 +422,7 @@ def run(args):
     steps = args.steps or DEFAULT_STEPS[name]
     note(f"{name}: building (encore switch {'found' if encore_switch.available() else 'absent'})")
     step, sync, checksum_of, make_graph = BUILDERS[name]()
+    mem_start = used_mb()  # the model is built; the warm-up compiles, learns and captures
     t0 = time.perf_counter()
     for _ in range(args.warmup):  # compiles (torch.compile, Triton, CuPy) happen here
         step()
@@ -367,17 +433,25 @@ def run(args):
         out = step()
         sync()
     csum = checksum_of(out)
-    gstep = None
+    mem_warm, mem_graph = used_mb(), 0.0
+    gstep, graph_error = None, ""
     if "G" in args.schedule:
         encore_switch.set_active(False)  # the framework's graph mode alone
         tg = time.perf_counter()
-        gstep = make_graph()
-        sync()
-        note(f"{name}: graph mode built in {time.perf_counter() - tg:.1f}s")
+        try:
+            gstep = make_graph()
+            sync()
+            mem_graph = used_mb() - mem_warm
+            note(f"{name}: graph mode built in {time.perf_counter() - tg:.1f}s")
+        except Exception as e:  # the graph mode's failure is a result; encore's blocks still run
+            graph_error = re.sub(r"\s+", "_", f"{type(e).__name__}:{e}")[:160]
+            note(f"{name}: graph mode failed ({graph_error}): its blocks are left out")
         encore_switch.set_active(True)
     per = []
     for b in range(args.blocks):
         state = args.schedule[b % len(args.schedule)]
+        if state == "G" and gstep is None:
+            continue
         if state != "E":
             encore_switch.set_active(state == "A")
         fn = gstep if state == "G" else step
@@ -391,7 +465,9 @@ def run(args):
     encore_switch.set_active(True)
     print(f"RESULT workload={name} status=ok checksum={csum} us_per_step={statistics.median(per):.3f} "
           f"blocks={args.blocks} steps={steps} warmup_s={warm_s:.1f} switch={int(encore_switch.available())} "
-          f"total_steps={args.warmup + args.check_steps + args.blocks * steps}",
+          f"total_steps={args.warmup + args.check_steps + args.blocks * steps} "
+          f"mem_start_mb={mem_start:.1f} mem_warm_mb={mem_warm:.1f} mem_graph_mb={mem_graph:.1f}"
+          + (f" graph_error={graph_error}" if graph_error else ""),
           flush=True)
 
 
