@@ -61,28 +61,30 @@ typedef struct mismatch {
     int arg;            /* the first argument of that launch that differs, or -1 */
 } mismatch;
 
-/* A graph ending at st->node equal to the held launches, or NULL (and *m
- * explains why). */
-static enc_graph *exact_match(const enc_stream_state *st, mismatch *m) {
+/* A graph ending at st->node equal to the held launches, or NULL. */
+static enc_graph *exact_match(const enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
     uint64_t key = enc_args_key(seq->recs, seq->n);
     for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node)
         if (g->len == seq->n && g->args_key == key && common_prefix(seq, g) == seq->n) return g;
-    /* None: how close the nearest came (the divergence report). */
-    enc_graph *best = NULL;
-    uint32_t best_pos = 0;
+    return NULL;
+}
+
+/* How close the nearest graph ending at st->node came, when none replayed
+ * (the divergence report): only then, since it reads every graph's records. */
+static mismatch closest_graph(const enc_stream_state *st) {
+    const enc_seq *seq = &st->seq;
+    mismatch m = {.closest = NULL, .pos = 0, .arg = -1};
     for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
         if (g->len != seq->n) continue;
         uint32_t i = common_prefix(seq, g);
-        if (!best || i > best_pos) {
-            best = g;
-            best_pos = i;
+        if (!m.closest || i > m.pos) {
+            m.closest = g;
+            m.pos = i;
         }
     }
-    m->closest = best;
-    m->pos = best_pos;
-    m->arg = best ? first_diff_arg(&seq->recs[best_pos], seq->arena, &best->recs[best_pos], best->arena) : -1;
-    return NULL;
+    if (m.closest) m.arg = first_diff_arg(&seq->recs[m.pos], seq->arena, &m.closest->recs[m.pos], m.closest->arena);
+    return m;
 }
 
 /* ---- patching changed arguments into a graph ----------------------------------------- */
@@ -104,7 +106,7 @@ static enc_graph *patchable(const enc_stream_state *st) {
     for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
         if (g->len != seq->n || !g->knodes) continue;
         uint32_t k = 0, i = 0;
-        for (; i < seq->n; i++) {
+        for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
             if (seq->recs[i].nattrs) break;
@@ -114,6 +116,7 @@ static enc_graph *patchable(const enc_stream_state *st) {
         if (i == seq->n && k < best_k) {
             best = g;
             best_k = k;
+            if (k <= 1) break; /* none has fewer: 0 would have been an exact match */
         }
     }
     return best;
@@ -225,10 +228,10 @@ static const char *eager_why(enum replay_outcome o, const char *otherwise) {
 
 /* Replay the graph that matches what st holds, exactly or once patched. */
 static enum replay_outcome replay_held(enc_stream_state *st) {
-    mismatch m;
-    enc_graph *g = exact_match(st, &m);
+    enc_graph *g = exact_match(st);
     int patch = !g && (g = patchable(st)) != NULL;
     if (g) return replay(st, g, patch) ? REPLAYED : REPLAY_FAILED;
+    mismatch m = closest_graph(st);
     if (m.closest && m.pos < st->seq.n) {
         enc_event_divergence(ENC_DIV_ARGS, m.closest->recs[m.pos].L, st->seq.recs[m.pos].L, m.arg, m.pos);
         return ARGS_DIFFERED;
