@@ -165,45 +165,40 @@ static void copy_name(char *dst, const char *src) {
     dst[NAME_LEN - 1] = 0;
 }
 
+/* A listed sequence's record is seqs[id - 1] (ids past MAX_SEQS are not
+ * listed; a record lost to a failed allocation keeps id 0): replays find it
+ * without a search. */
 uint64_t enc_stats_new_seq(uint32_t length, const char *k0, const char *k1, const char *k2) {
     pthread_mutex_lock(&stats_mu);
     uint64_t id = next_seq_id++;
-    if (!seqs) seqs = calloc(MAX_SEQS, sizeof *seqs);
-    if (seqs && nseqs < MAX_SEQS) {
-        seq_rec *r = &seqs[nseqs++];
+    if (!seqs) __atomic_store_n(&seqs, calloc(MAX_SEQS, sizeof *seqs), __ATOMIC_RELEASE);
+    if (seqs && id <= MAX_SEQS) {
+        seq_rec *r = &seqs[id - 1];
         r->id = id;
         r->length = length;
         copy_name(r->names[0], k0);
         copy_name(r->names[1], k1);
         copy_name(r->names[2], k2);
+        nseqs = (int)id;
     }
     pthread_mutex_unlock(&stats_mu);
     return id;
 }
 
-static seq_rec *find_seq(uint64_t id) {
-    int lo = 0, hi = nseqs - 1; /* ids are increasing */
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (seqs[mid].id == id) return &seqs[mid];
-        if (seqs[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return NULL;
+static seq_rec *find_seq(seq_rec *all, uint64_t id) {
+    return all && id - 1 < MAX_SEQS && all[id - 1].id == id ? &all[id - 1] : NULL;
 }
 
+/* At every replay, from any stream's thread: no lock. The record was written
+ * before its graph existed, so before the graph could be replayed. */
 void enc_stats_seq_hit(uint64_t id, uint64_t hits) {
-    pthread_mutex_lock(&stats_mu);
-    seq_rec *r = seqs ? find_seq(id) : NULL;
-    if (r) r->hits = hits;
-    pthread_mutex_unlock(&stats_mu);
+    seq_rec *r = find_seq(__atomic_load_n(&seqs, __ATOMIC_ACQUIRE), id);
+    if (r) __atomic_store_n(&r->hits, hits, __ATOMIC_RELAXED);
 }
 
 void enc_stats_seq_evicted(uint64_t id) {
     pthread_mutex_lock(&stats_mu);
-    seq_rec *r = seqs ? find_seq(id) : NULL;
+    seq_rec *r = find_seq(seqs, id);
     if (r) r->evicted = 1;
     pthread_mutex_unlock(&stats_mu);
 }
@@ -232,7 +227,11 @@ void enc_stats_divergence(enum enc_divergence_kind kind, const char *expected, c
 void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) {
     pthread_mutex_lock(&stats_mu);
     for (int i = 0; i < nseqs; i++) {
-        enc_seq_info s = {.id = seqs[i].id, .length = seqs[i].length, .hits = seqs[i].hits, .evicted = seqs[i].evicted};
+        if (!seqs[i].id) continue; /* lost to a failed allocation */
+        enc_seq_info s = {.id = seqs[i].id,
+                          .length = seqs[i].length,
+                          .hits = __atomic_load_n(&seqs[i].hits, __ATOMIC_RELAXED),
+                          .evicted = seqs[i].evicted};
         for (int k = 0; k < 3; k++) s.kernels[k] = seqs[i].names[k][0] ? seqs[i].names[k] : NULL;
         fn(&s, ctx);
     }
