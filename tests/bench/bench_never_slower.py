@@ -20,7 +20,7 @@ Workloads (batch 1 unless said; a host synchronisation after every step):
                          (the compile workloads' graph mode: torch.compile(mode="reduce-overhead"))
     mlp-aoti, transformer-aoti
                          the same models packaged by AOTInductor (built once into
-                         ENCORE_AOTI_DIR, default /tmp/encore-aoti) and loaded with
+                         BENCH_AOTI_DIR, default /tmp/encore-aoti) and loaded with
                          aoti_load_package                 graph: torch.cuda.graph
 
 After the warm-up, check-steps steps run and the checksum of the last output (or, for
@@ -356,11 +356,11 @@ def build_compiled(model_name, cpp_wrapper):
 
 
 def aoti_package(model_name):
-    """The AOTInductor package of the model (built once, kept under ENCORE_AOTI_DIR, default
+    """The AOTInductor package of the model (built once, kept under BENCH_AOTI_DIR, default
     /tmp/encore-aoti): torch.export, then torch._inductor.aoti_compile_and_package. Returns its path."""
     import torch
     from torch import nn
-    d = os.environ.get("ENCORE_AOTI_DIR", "/tmp/encore-aoti")
+    d = os.environ.get("BENCH_AOTI_DIR", "/tmp/encore-aoti")
     path = os.path.join(d, f"{model_name}.pt2")
     if os.path.exists(path):
         return path
