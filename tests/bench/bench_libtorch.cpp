@@ -8,7 +8,8 @@
 //              C++ inference loop. Graph mode: a manual at::cuda::CUDAGraph of one step.
 // aoti         a model packaged by AOTInductor (torch._inductor.aoti_compile_and_package),
 //              loaded with torch::inductor::AOTIModelPackageLoader and run from C++ (built
-//              with -DBENCH_AOTI). Graph mode: a manual at::cuda::CUDAGraph of loader.run().
+//              with -DBENCH_AOTI). Graph mode: a manual at::cuda::CUDAGraph of loader.run(),
+//              captured in relaxed mode (the runner queries events while it runs).
 //
 // Random weights (seed 0), nothing downloaded, a device synchronisation after every step.
 // The protocol is tests/bench/bench_never_slower.py's (parsed by scripts/bench_paired.py):
@@ -121,15 +122,27 @@ std::string checksum(const at::Tensor &t) {
 using Step = std::function<at::Tensor()>;
 
 // A manual CUDA graph of one step: warm-up and capture on a side stream, replay on the current one.
-Step manual_graph(const Step &step) {
+// relaxed: capture in cudaStreamCaptureModeRelaxed, for code that queries events while it runs
+// (AOTInductor's model container does: in the default global mode its run fails with "operation
+// not permitted when stream is capturing", seen on an H100 with torch 2.11). A step that throws
+// during the capture ends it here, so that the process goes on without a capture left open.
+Step manual_graph(const Step &step, bool relaxed) {
     auto graph = std::make_shared<at::cuda::CUDAGraph>();
     auto out = std::make_shared<at::Tensor>();
     {
-        c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool());
+        c10::cuda::CUDAStream side_stream = c10::cuda::getStreamFromPool();
+        c10::cuda::CUDAStreamGuard side(side_stream);
         for (int i = 0; i < 3; i++) step();
         sync();
-        graph->capture_begin();
-        *out = step();
+        graph->capture_begin({0, 0}, relaxed ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeGlobal);
+        try {
+            *out = step();
+        } catch (...) {
+            cudaGraph_t g = nullptr;
+            if (cudaStreamEndCapture(side_stream.stream(), &g) == cudaSuccess && g) cudaGraphDestroy(g);
+            (void)cudaGetLastError();
+            throw;
+        }
         graph->capture_end();
     }
     sync();
@@ -208,7 +221,7 @@ int run(const Args &a) {
         encore_switch_set(sw, 0); // the graph mode alone
         double before = used_mb();
         try {
-            gstep = manual_graph(step);
+            gstep = manual_graph(step, a.workload == "aoti");
             mem_graph = used_mb() - before;
         } catch (const std::exception &e) { // a result: encore's blocks still run
             graph_error = e.what();

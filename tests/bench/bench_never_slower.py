@@ -95,8 +95,10 @@ def torch_device():
     return dev
 
 
-def manual_graph(torch, step):
-    """torch.cuda.graph of one step: warm-up on a side stream, capture, replay."""
+def manual_graph(torch, step, capture_error_mode="global"):
+    """torch.cuda.graph of one step: warm-up on a side stream, capture, replay. AOTInductor's runner
+    queries events while it runs, which the default global capture mode refuses (seen on an H100,
+    torch 2.11: the capture was invalidated): it is captured in relaxed mode."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -105,7 +107,7 @@ def manual_graph(torch, step):
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, capture_error_mode=capture_error_mode):
         out = step()
 
     def replay():
@@ -357,7 +359,9 @@ def build_compiled(model_name, cpp_wrapper):
 
 def aoti_package(model_name):
     """The AOTInductor package of the model (built once, kept under BENCH_AOTI_DIR, default
-    /tmp/encore-aoti): torch.export, then torch._inductor.aoti_compile_and_package. Returns its path."""
+    /tmp/encore-aoti): torch.export, then torch._inductor.aoti_compile_and_package, its .so built
+    by BENCH_AOTI_CXX if set (on the GPU image: /usr/bin/g++; the image's $CXX links libstdc++
+    statically into the .so, which then crashes at load: docs/pytorch.md). Returns its path."""
     import torch
     from torch import nn
     d = os.environ.get("BENCH_AOTI_DIR", "/tmp/encore-aoti")
@@ -371,6 +375,10 @@ def aoti_package(model_name):
         model, x = mlp_model(nn).to(dev).eval(), torch.randn(1, 256, device=dev)
     else:
         model, x = transformer_model(torch, nn, dev), torch.randn(1, 1, 768, device=dev)
+    cxx = os.environ.get("BENCH_AOTI_CXX")
+    if cxx:  # the compiler of the package's .so (torch otherwise takes $CXX, read at import)
+        import torch._inductor.config as inductor_config
+        inductor_config.cpp.cxx = (None, cxx)
     t = time.perf_counter()
     with torch.no_grad():
         ep = torch.export.export(model, (x,))
@@ -399,7 +407,7 @@ def build_aoti(model_name):
                 out = fn(x)
             return out[0] if isinstance(out, (list, tuple)) else out
         return step
-    return make(), torch.cuda.synchronize, torch_checksum, lambda: manual_graph(torch, make())
+    return make(), torch.cuda.synchronize, torch_checksum, lambda: manual_graph(torch, make(), "relaxed")
 
 
 BUILDERS = {
