@@ -1,5 +1,7 @@
 /* Unit tests of core/fingerprint.h: what makes two launches' structural
  * fingerprints equal or different. */
+#include <string.h>
+
 #include "core/fingerprint.h"
 #include "testhelper.h"
 
@@ -26,6 +28,33 @@ static uint64_t fp_after_stack_filled_with(int byte)
     return fp_in_fresh_frame();
 }
 
+/* The key as it was built before it became whole words: bytes, padding zeroed. */
+static uint64_t bytewise_fp(const void *f, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                            uint32_t argbytes, uint32_t nattrs)
+{
+    struct {
+        const void *f;
+        unsigned dims[7];
+        uint32_t argbytes, nattrs;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.f = f;
+    memcpy(key.dims, grid, 3 * sizeof *grid);
+    memcpy(key.dims + 3, block, 3 * sizeof *block);
+    key.dims[6] = smem;
+    key.argbytes = argbytes;
+    key.nattrs = nattrs;
+    return XXH3_64bits(&key, sizeof key);
+}
+
+static uint32_t next_random(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (uint32_t)(*x >> 16);
+}
+
 int main(int argc, char **argv)
 {
     th_init(argc, argv);
@@ -50,5 +79,38 @@ int main(int argc, char **argv)
         EXPECT(base != enc_structural_fp(&kernel_a, G, B, 0, 32, 0));
         EXPECT(base != enc_structural_fp(&kernel_a, G, B, 0, 24, 1));
     }
+    TEST("fingerprint: each of grid, block, shared memory, argument size and attribute count counts in its own place") {
+        /* the key packs two 32-bit fields per word: the same change in any
+         * two places must give two fingerprints */
+        const unsigned v[9] = {4, 1, 1, 128, 1, 1, 0, 24, 0}; /* grid, block, smem, argbytes, nattrs */
+        uint64_t fp[10];
+        for (int i = 0; i < 10; i++) {
+            unsigned w[9];
+            memcpy(w, v, sizeof w);
+            if (i < 9) w[i] += 7;
+            fp[i] = enc_structural_fp(&kernel_a, w, w + 3, w[6], w[7], w[8]);
+        }
+        for (int i = 0; i < 10; i++)
+            for (int j = i + 1; j < 10; j++) EXPECT(fp[i] != fp[j]);
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && UINTPTR_MAX == UINT64_MAX
+    TEST("fingerprint: on a little-endian 64-bit machine, the same values as the bytewise key of earlier versions") {
+        uint64_t x = 88172645463325252ull;
+        for (int i = 0; i < 10000; i++) {
+            unsigned g[3], b[3];
+            for (int j = 0; j < 3; j++) {
+                g[j] = i & 1 ? next_random(&x) : next_random(&x) % 4;
+                b[j] = i & 1 ? next_random(&x) : next_random(&x) % 4;
+            }
+            const void *f = (const void *)(uintptr_t)((uint64_t)next_random(&x) << 32 | next_random(&x));
+            unsigned smem = next_random(&x);
+            uint32_t argbytes = next_random(&x), nattrs = next_random(&x) % 3;
+            if (enc_structural_fp(f, g, b, smem, argbytes, nattrs) != bytewise_fp(f, g, b, smem, argbytes, nattrs)) {
+                EXPECT(0);
+                break;
+            }
+        }
+    }
+#endif
     return th_report();
 }
