@@ -259,6 +259,12 @@ typedef struct enc_stream_state {
     uint32_t hold_start; /* the root's child the hold started at (hold.c) */
     uint64_t held_since;
     uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
+    /* The launch being timed (launch.c): the sequence ends it causes, timed apart. */
+    struct {
+        int on;
+        uint32_t ends;
+        uint64_t ends_ns;
+    } sample;
 
     /* Learning that does not pay (core/rest.c): a window of launches, its holds
      * that ended in a replay, its sequences learnt and how many of them had come
@@ -445,6 +451,9 @@ void enc_sequence_open(enc_stream_state *st);
 int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
 /* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
+/* enc_sequence_end caused by the launch being recorded (full, or its anchor
+ * came again): timed into st->sample when that launch is timed. */
+void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why);
 /* The stream's context is gone: drop the open sequence, held launches too, issuing nothing. */
 void enc_sequence_discard(enc_stream_state *st);
 /* The longest sequence for launches this far apart (ENCORE_HOLD_BUDGET). */

@@ -76,30 +76,53 @@ void enc_launch_legacy_order(enc_stream_state *st) {
 
 /* Time one launch in ENC_SAMPLE_EVERY, a prime: a power of two would alias
  * with sequence lengths and always sample the same positions (say, only the
- * launches that end a sequence and launch its graph). */
+ * launches that end a sequence and launch its graph). Two clock reads per
+ * timed launch, nothing more: no allocation, no system call. */
 static uint64_t sample_start(enc_stream_state *st) {
-    return ++st->sample_clock % ENC_SAMPLE_EVERY == 0 ? enc_now_ns() : 0;
+    if (++st->sample_clock % ENC_SAMPLE_EVERY != 0) return 0;
+    st->sample.on = 1;
+    return enc_now_ns();
+}
+
+/* The timed launch is done (st->mu still held): the time of the sequence ends
+ * it caused (enc_sequence_end_at_launch) goes to release_ns, per end, and is
+ * returned, to be left out of the launch's own time. */
+static uint64_t sample_take_ends(enc_stream_state *st) {
+    uint64_t ns = st->sample.ends_ns;
+    if (st->sample.ends) {
+        ENC_TSTAT_ADD(release_ns, ns);
+        ENC_TSTAT_ADD(release_samples, st->sample.ends);
+    }
+    st->sample.on = 0;
+    st->sample.ends = 0;
+    st->sample.ends_ns = 0;
+    return ns;
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    if (st->seq.n >= enc_sequence_cap(st)) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
+    if (st->seq.n >= enc_sequence_cap(st)) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
-/* The pending launch went to the driver (with result r) and is part of the sequence now. */
-static CUresult done_issued(enc_stream_state *st, CUresult r) {
+/* The pending launch went to the driver (with result r) and is part of the
+ * sequence now. A timed launch that was not held counts in release_ns only. */
+static CUresult done_issued(enc_stream_state *st, CUresult r, uint64_t t0) {
     enc_record_commit(&st->seq);
     if (r != CUDA_SUCCESS) st->seq.poisoned = 1; /* never capture a sequence that failed */
     end_sequence_if_full(st);
+    if (t0) sample_take_ends(st);
     pthread_mutex_unlock(&st->mu);
     return r;
 }
 
-/* The pending launch is held (and part of the sequence already). */
+/* The pending launch is held (and part of the sequence already). deferred_ns:
+ * what recording and holding it cost, the unlock included, without the end
+ * of the previous sequence it may have caused (released, replayed, learnt). */
 static CUresult done_held(enc_stream_state *st, uint64_t t0) {
     end_sequence_if_full(st);
+    uint64_t ends_ns = t0 ? sample_take_ends(st) : 0;
     pthread_mutex_unlock(&st->mu);
     if (t0) {
-        ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0);
+        ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0 - ends_ns);
         ENC_TSTAT_ADD(deferred_samples, 1);
     }
     return CUDA_SUCCESS;
@@ -148,7 +171,7 @@ static CUresult end_sequence_and_pass_through(enc_stream_state *st, const enc_la
 static CUresult count_and_pass_through(enc_stream_state *st, const enc_launch *l) {
     enc_sequence_open(st);
     st->seq.poisoned = 1; /* nothing recorded: never a capture candidate */
-    return done_issued(st, issue_now(l, ENC_EAGER_LEFT_ALONE));
+    return done_issued(st, issue_now(l, ENC_EAGER_LEFT_ALONE), 0);
 }
 
 /* First launch of this kernel: it cannot be part of a graph. Run it first
@@ -163,9 +186,9 @@ static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
         pthread_mutex_unlock(&st->mu);
         return r;
     }
-    sample_start(st); /* counted, never timed: it was not deferred */
+    st->sample_clock++; /* counted, never timed: it was not deferred */
     enc_sequence_record(st, l, L);
-    return done_issued(st, r);
+    return done_issued(st, r, 0);
 }
 
 /* The pending launch begins a graph's sequence: hold it. 0 if it does not
@@ -201,7 +224,7 @@ static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, cons
     }
     /* diverged from every graph (or a graph ends before it), or refused */
     enc_release_on_divergence(st, l->f, L, recorded && c == ENC_NO_NODE);
-    return done_issued(st, issue_now(l, ENC_EAGER_DIVERGED));
+    return done_issued(st, issue_now(l, ENC_EAGER_DIVERGED), t0);
 }
 
 static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
@@ -209,7 +232,7 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
     int recorded = enc_sequence_record(st, l, L);
     if (st->held) return continue_holding(st, l, L, recorded, t0);
     if (recorded && enc_launch_start_holding(st)) return done_held(st, t0);
-    return done_issued(st, issue_now(l, ENC_EAGER_LEARNING));
+    return done_issued(st, issue_now(l, ENC_EAGER_LEARNING), t0);
 }
 
 /* Several devices: a kernel launch goes to a stream of the current context;

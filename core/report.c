@@ -106,6 +106,8 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_GROUP, "calls", NULL, AT(calls), NO, &call_group},
     {ENC_FIELD_COUNT, "deferred_ns", NULL, AT(deferred_ns), NO, NULL},
     {ENC_FIELD_COUNT, "deferred_samples", NULL, AT(deferred_samples), NO, NULL},
+    {ENC_FIELD_COUNT, "release_ns", NULL, AT(release_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "release_samples", NULL, AT(release_samples), NO, NULL},
     {ENC_FIELD_FLAG, "disabled", NULL, AT(disabled), NO, NULL},
 };
 const int enc_report_nfields = (int)(sizeof enc_report_fields / sizeof enc_report_fields[0]);

@@ -223,12 +223,21 @@ static void stats_only_rows(enc_bw *b, const enc_summary *s) {
     }
 }
 
+/* Sampled CPU times: recording and holding a launch, and apart from it the
+ * sequence end a launch may cause (the release or replay of what was held,
+ * learning, capturing), per end. */
 static void deferred_row(enc_bw *b, const enc_summary *s) {
     char num[32];
-    if (!s->deferred_samples) return;
-    double us = (double)s->deferred_ns / (double)s->deferred_samples / 1000.0;
-    bw_fmt(b, "  %-*s %10.2f us  (average of %s sampled launches)\n", ENC_LABEL_W, "encore time per held launch", us,
-           fmt_count(s->deferred_samples, num));
+    if (s->deferred_samples) {
+        double us = (double)s->deferred_ns / (double)s->deferred_samples / 1000.0;
+        bw_fmt(b, "  %-*s %10.2f us  (average of %s sampled launches)\n", ENC_LABEL_W, "encore time per held launch",
+               us, fmt_count(s->deferred_samples, num));
+    }
+    if (s->release_samples) {
+        double us = (double)s->release_ns / (double)s->release_samples / 1000.0;
+        bw_fmt(b, "  %-*s %10.2f us  (average of %s sampled)\n", ENC_LABEL_W, "  per sequence end at a launch", us,
+               fmt_count(s->release_samples, num));
+    }
 }
 
 /* ---- top lists ---------------------------------------------------------------------------- */

@@ -94,6 +94,18 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     close_sequence(st);
 }
 
+/* A launch's own time (launch.c, deferred_ns) is what recording and holding
+ * it cost; ending the previous sequence at it (releasing or replaying what
+ * was held, learning, capturing) is timed apart (release_ns). */
+void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why) {
+    uint64_t t0 = st->sample.on ? enc_now_ns() : 0;
+    enc_sequence_end(st, why);
+    if (t0) {
+        st->sample.ends_ns += enc_now_ns() - t0;
+        st->sample.ends++;
+    }
+}
+
 void enc_sequence_discard(enc_stream_state *st) {
     if (st->held) { /* launched while another thread destroyed the context: there is nothing to run them in */
         __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
@@ -109,7 +121,7 @@ void enc_sequence_discard(enc_stream_state *st) {
  * it, and it begins the next one. */
 static void cut_before_anchor(enc_stream_state *st) {
     enc_detached_rec anchor = enc_record_detach_pending(&st->seq);
-    enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);
+    enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
     enc_record_attach_pending(&st->seq, &anchor);
     enc_sequence_open(st);
 }

@@ -108,6 +108,8 @@ void enc_stats_snapshot(enc_summary *s) {
         for (int i = 0; i < ENC_EAGER_REASON_COUNT; i++) s->eager_by[i] += RD(eager_by[i]);
         s->deferred_ns += RD(deferred_ns);
         s->deferred_samples += RD(deferred_samples);
+        s->release_ns += RD(release_ns);
+        s->release_samples += RD(release_samples);
         s->holds += RD(holds);
         s->holds_replayed += RD(holds_replayed);
         s->held_unpaid_ns += RD(held_unpaid_ns);

@@ -31,8 +31,10 @@ typedef struct enc_summary {
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
-    uint64_t deferred_ns; /* CPU time spent in the deferring launch path (sampled) */
+    uint64_t deferred_ns; /* CPU time of recording and holding a held launch (sampled), without release_ns */
     uint64_t deferred_samples;
+    uint64_t release_ns;          /* CPU time of sequence ends a sampled launch caused (release, replay, learning) */
+    uint64_t release_samples;     /* those ends (full, or the anchor came again) */
     uint64_t holds;               /* holds that ended (core/hold.c) */
     uint64_t holds_replayed;      /* of those, in a replay */
     uint64_t held_unpaid_ns;      /* time launches were held in holds that did not replay */
@@ -82,7 +84,7 @@ typedef struct enc_tstats {
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t eager_by[ENC_EAGER_REASON_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
-    uint64_t deferred_ns, deferred_samples;
+    uint64_t deferred_ns, deferred_samples, release_ns, release_samples;
     uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
     uint64_t streams_left_alone, switched_off, launches_passive;
     uint64_t streams_rested, launches_unrecorded;

@@ -33,7 +33,7 @@ EVENT_KEYS = {
                 "divergences_by_kind", "flushes", "flushes_by_call", "calls", "holds", "holds_replayed",
                 "held_unpaid_ns", "holds_given_up", "holds_resumed", "streams_left_alone", "streams_rested",
                 "launches_unrecorded", "switched_off",
-                "launches_passive", "deferred_ns", "deferred_samples", "disabled",
+                "launches_passive", "deferred_ns", "deferred_samples", "release_ns", "release_samples", "disabled",
                 "top_sequences", "top_divergences"},
 }
 DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "config",

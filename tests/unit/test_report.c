@@ -80,6 +80,8 @@ static void fill_fake(void)
     fake_summary.flush_call_counts[1] = 1000;
     fake_summary.deferred_ns = 123456789;
     fake_summary.deferred_samples = 150000;
+    fake_summary.release_ns = 2500000;
+    fake_summary.release_samples = 1000;
 
     /* 14 sequences, unsorted; saved = (length - 1) * hits */
     static const struct { uint32_t len; uint64_t hits; } q[14] = {
@@ -513,6 +515,7 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(t, "deadline passed                              9    0.2%\n");
         EXPECT_STR_LACKS(t, "sequence full"); /* zero reasons are left out */
         EXPECT_STR_CONTAINS(t, "0.82 us  (average of 150,000 sampled launches)");
+        EXPECT_STR_CONTAINS(t, "\n    per sequence end at a launch           2.50 us  (average of 1,000 sampled)\n");
         EXPECT_STR_LACKS(t, "hook calls by class");
         EXPECT_STR_CONTAINS(t, "\n\n  note: some captures failed");
     }
