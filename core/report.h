@@ -44,11 +44,11 @@ void enc_report_event_divergence(const enc_div_info *d);
 void enc_report_event_evict(uint64_t seq_id, uint64_t hits);
 void enc_report_event_capture_failure(uint64_t seq_id, const char *what, int cuda_error);
 void enc_report_event_warning(const char *msg);
-/* event "hold_given_up" (replayed of the last holds, skip: sequences run eagerly before the next try) or
- * "hold_resumed" (why); first_kernel: the first kernel of the sequences starting there (may be NULL). */
 /* The program switched encore on or off (encoreSetActive): the launch totals so far, so that a
  * benchmark can tell what its active blocks alone replayed. */
 void enc_report_event_switch(int active);
+/* event "hold_given_up" (replayed of the last holds, skip: sequences run eagerly before the next try) or
+ * "hold_resumed" (why); first_kernel: the first kernel of the sequences starting there (may be NULL). */
 void enc_report_event_hold(const char *event, const char *first_kernel, uint32_t replayed, uint32_t holds,
                            uint32_t skip, const char *why);
 
