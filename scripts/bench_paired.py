@@ -491,10 +491,7 @@ def aoti_package_path(python, model):
     if model not in _AOTI_PATHS:
         bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench")
         code = f"import sys; sys.path.insert(0, {bench!r}); import bench_never_slower as b; print(b.aoti_package({model!r}))"
-        env = dict(os.environ)
-        if env.get("BENCH_AOTI_CXX"):  # torch reads $CXX at import (bench_never_slower.aoti_package)
-            env["CXX"] = env["BENCH_AOTI_CXX"]
-        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600)
         lines = r.stdout.strip().splitlines()
         _AOTI_PATHS[model] = lines[-1] if r.returncode == 0 and lines else "/nonexistent-aoti-package.pt2"
     return _AOTI_PATHS[model]

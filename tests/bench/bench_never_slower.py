@@ -376,7 +376,7 @@ def aoti_package(model_name):
     else:
         model, x = transformer_model(torch, nn, dev), torch.randn(1, 1, 768, device=dev)
     cxx = os.environ.get("BENCH_AOTI_CXX")
-    if cxx:  # the compiler of the package's .so (torch otherwise takes $CXX, read at import)
+    if cxx:  # the compiler of the package's .so: what torch's default, (None, $CXX read at import), would be
         import torch._inductor.config as inductor_config
         inductor_config.cpp.cxx = (None, cxx)
     t = time.perf_counter()
