@@ -188,14 +188,15 @@ static void run_eager(int iters) {
     fprintf(stderr, "time_ms=%.3f iterations=%d mode=eager\n", now_ms() - t0, iters - 3);
 }
 
+static cudaGraph_t g[NDEV];
+static cudaGraphExec_t ge[NDEV];
+
 static void run_graph(int iters) {
     for (int it = 0; it < 3; it++) iteration(it);
     for (int d = 0; d < NDEV; d++) {
         CK(cudaSetDevice(d));
         CK(cudaStreamSynchronize(S[d]));
     }
-    cudaGraph_t g[NDEV];
-    cudaGraphExec_t ge[NDEV];
     for (int d = 0; d < NDEV; d++) {
         CK(cudaSetDevice(d));
         CK(cudaStreamBeginCapture(S[d], cudaStreamCaptureModeRelaxed));
@@ -209,9 +210,9 @@ static void run_graph(int iters) {
     double t0 = now_ms();
     for (int it = 3; it < iters; it++) {
         for (int d = 0; d < NDEV; d++) {
-        CK(cudaSetDevice(d));
-        CK(cudaGraphLaunch(ge[d], S[d]));
-    }
+            CK(cudaSetDevice(d));
+            CK(cudaGraphLaunch(ge[d], S[d]));
+        }
         if (it % 100 == 99) print_all("checkpoint");
     }
     for (int d = 0; d < NDEV; d++) {
@@ -287,6 +288,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (strcmp(mode, "rules")) print_all("final");
+    fflush(stdout);
+    // The graphs hold NCCL's persistent plans: they go before the communicators
+    // (with them still alive, ncclCommDestroy waited forever on an H100 pair).
+    for (int d = 0; d < NDEV; d++) {
+        if (ge[d]) CK(cudaGraphExecDestroy(ge[d]));
+        if (g[d]) CK(cudaGraphDestroy(g[d]));
+    }
     if (with_nccl)
         for (int d = 0; d < NDEV; d++) nccl.destroy(comms[d]);
     return 0;
