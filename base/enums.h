@@ -51,4 +51,18 @@ enum enc_eager_reason {
     ENC_EAGER_REASON_COUNT
 };
 
+/* What learning made of a sequence that ended without a replay (the report's
+ * "sequences ended while learning", for telling why nothing was captured). */
+enum enc_learn_outcome {
+    ENC_LEARN_SHORT = 0,  /* fewer launches than ENCORE_MIN_SEQUENCE */
+    ENC_LEARN_UNRECORDED, /* something in it could not be recorded: never a candidate */
+    ENC_LEARN_LEFT_ALONE, /* its stream is left alone (ENCORE_MAX_GAP) */
+    ENC_LEARN_NEW,        /* neither it nor its structure came before (as far as the table remembers) */
+    ENC_LEARN_AGAIN,      /* it came again exactly: counted towards a capture */
+    ENC_LEARN_STRUCTURE,  /* only its structure came again (other arguments): counted for a patchable graph */
+    ENC_LEARN_GIVEN_UP,   /* it came again, but its candidate is never captured (failed, or not patchable) */
+    ENC_LEARN_NO_SLOT,    /* the candidate table had no slot for it */
+    ENC_LEARN_OUTCOME_COUNT
+};
+
 #endif

@@ -356,9 +356,27 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     }
 }
 
+/* What learning made of a sequence, for the report (stats.h, "learnt"). */
+static void learnt(enum enc_learn_outcome o) { ENC_TSTAT_ADD(learnt[o], 1); }
+
+/* The outcome of counting candidate c (exact) and sc (structural, may be NULL). */
+static enum enc_learn_outcome outcome(const enc_candidate *c, const enc_candidate *sc, int sc_tried) {
+    if (!c || (sc_tried && !sc)) return ENC_LEARN_NO_SLOT;
+    if (c->state == ENC_CAND_NEVER || (sc && sc->count > 1 && sc->state == ENC_CAND_NEVER)) return ENC_LEARN_GIVEN_UP;
+    if (c->count > 1 || c->state == ENC_CAND_CAPTURED) return ENC_LEARN_AGAIN;
+    if (sc && (sc->count > 1 || sc->state == ENC_CAND_CAPTURED)) return ENC_LEARN_STRUCTURE;
+    return ENC_LEARN_NEW;
+}
+
 void enc_learn_sequence(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
-    if (st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_sequence) return;
+    if (!seq->fully_replayed) {
+        if (st->sparse) return learnt(ENC_LEARN_LEFT_ALONE);
+        if (seq->poisoned) return learnt(ENC_LEARN_UNRECORDED);
+        if (seq->n < (uint32_t)enc_opt.min_sequence) return learnt(ENC_LEARN_SHORT);
+    } else if (st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_sequence) {
+        return;
+    }
     if (seq->fully_replayed) {
         /* Replayed by patching a graph of its structure: the exact sequence
          * gets a graph of its own once it came ENC_EXACT_AFTER_PATCH times as
@@ -380,10 +398,13 @@ void enc_learn_sequence(enc_stream_state *st) {
      * in the place of the exact count just made), and capture the sequence as
      * it is now. Not when it was just captured exactly: a structural count
      * kept then would never be freed and would crowd out other candidates. */
-    if (enc_opt.patch && !(c && c->state == ENC_CAND_CAPTURED)) {
-        enc_candidate *sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
+    enc_candidate *sc = NULL;
+    int sc_tried = enc_opt.patch && !(c && c->state == ENC_CAND_CAPTURED);
+    if (sc_tried) {
+        sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
         recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
         if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
     }
+    learnt(outcome(c, sc, sc_tried));
     enc_rest_note_sequence(st, recurring);
 }

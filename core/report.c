@@ -48,6 +48,18 @@ static const char *const eager_labels[ENC_EAGER_REASON_COUNT] = {
     "learning (no graph here yet)", "held, then released", "diverging launch", "first launch of a kernel",
     "stream left alone (MAX_GAP)",  "stream resting",      "not recordable",   "switched off / no state",
 };
+static const char *const learn_keys[ENC_LEARN_OUTCOME_COUNT] = {"short", "unrecorded",      "left_alone", "new",
+                                                                 "again", "structure_again", "given_up",   "no_slot"};
+static const char *const learn_labels[ENC_LEARN_OUTCOME_COUNT] = {
+    "shorter than ENCORE_MIN_SEQUENCE",
+    "not recordable (never captured)",
+    "stream left alone (MAX_GAP)",
+    "not seen before",
+    "came again (counted to capture)",
+    "same kernels, other arguments",
+    "came again, never captured",
+    "candidate table full",
+};
 static const char *const call_keys[ENC_CLASS_COUNT] = {"pass", "launch", "flush_stream", "flush_all"};
 static const char *const call_labels[ENC_CLASS_COUNT] = {"pass (straight through)", "launch", "flush-stream",
                                                          "flush-all"};
@@ -61,6 +73,8 @@ const char *enc_report_div_kind_key(int kind) {
 static const enc_count_group div_group = {.keys = div_keys, .labels = div_labels, .n = ENC_DIV_KIND_COUNT};
 static const enc_count_group eager_group = {
     .keys = eager_keys, .labels = eager_labels, .n = ENC_EAGER_REASON_COUNT, .pct = 1, .skip_zero = 1, .nested = 1};
+static const enc_count_group learn_group = {
+    .keys = learn_keys, .labels = learn_labels, .n = ENC_LEARN_OUTCOME_COUNT, .skip_zero = 1};
 static const enc_count_group flush_group = {
     .keys = flush_keys, .labels = flush_labels, .n = ENC_FLUSH_REASON_COUNT, .pct = 1, .skip_zero = 1};
 static const enc_count_group call_group = {.keys = call_keys,
@@ -86,6 +100,7 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "graph_launches_patched", "    with arguments patched in", AT(graph_launches_patched), NO, NULL},
     {ENC_FIELD_COUNT, "graphs_evicted", "  evicted (ENCORE_MAX_GRAPHS)", AT(graphs_evicted), NO, NULL},
     {ENC_FIELD_COUNT, "capture_failures", "  capture failures", AT(capture_failures), NO, NULL},
+    {ENC_FIELD_GROUP, "learnt", "sequences ended while learning", AT(learnt), NO, &learn_group},
     {ENC_FIELD_COUNT, "divergences", "divergences", AT(divergences), NO, NULL},
     {ENC_FIELD_GROUP, "divergences_by_kind", NULL, AT(divergences_by_kind), NO, &div_group},
     {ENC_FIELD_COUNT, "holds", "holds (held launches released)", AT(holds), NO, NULL},

@@ -106,6 +106,7 @@ void enc_stats_snapshot(enc_summary *s) {
         for (int i = 0; i < ENC_DIV_KIND_COUNT; i++) s->divergences_by_kind[i] += RD(divergences_by_kind[i]);
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
         for (int i = 0; i < ENC_EAGER_REASON_COUNT; i++) s->eager_by[i] += RD(eager_by[i]);
+        for (int i = 0; i < ENC_LEARN_OUTCOME_COUNT; i++) s->learnt[i] += RD(learnt[i]);
         s->deferred_ns += RD(deferred_ns);
         s->deferred_samples += RD(deferred_samples);
         s->release_ns += RD(release_ns);

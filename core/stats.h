@@ -27,6 +27,7 @@ typedef struct enc_summary {
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];  /* times held launches were released, per reason */
     uint64_t eager_by[ENC_EAGER_REASON_COUNT]; /* launches_eager, by why */
+    uint64_t learnt[ENC_LEARN_OUTCOME_COUNT];  /* sequences that ended without a replay, by what learning made of them */
     /* The CUDA calls that issued held launches most often (flush points), best first. */
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
@@ -83,6 +84,7 @@ typedef struct enc_tstats {
     uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t eager_by[ENC_EAGER_REASON_COUNT];
+    uint64_t learnt[ENC_LEARN_OUTCOME_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
     uint64_t deferred_ns, deferred_samples, release_ns, release_samples;
     uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;

@@ -8,7 +8,9 @@
 //                                manual-graph baseline; output must equal eager's
 //   prog_multi_nccl peer ITER    no NCCL: device 0's kernels, a peer copy to
 //                                device 1 on device 0's stream, an event, device
-//                                1's stream waits for it, device 1's kernels
+//                                1's stream waits for it, device 1's kernels;
+//                                device 0's next copy waits until device 1
+//                                has read the last one (race-free)
 //   prog_multi_nccl rules 0      the driver's answers to the multi-device rules the
 //                                simulator models (tests/sim/sim_multidev.c)
 //
@@ -228,20 +230,27 @@ static void run_peer(int iters) {
     printf("device 1 can access device 0: %d\n", can);
     CK(cudaSetDevice(1));
     if (can) CK(cudaDeviceEnablePeerAccess(0, 0));
-    cudaEvent_t copied;
+    cudaEvent_t copied, consumed;
     CK(cudaSetDevice(0));
     CK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+    CK(cudaSetDevice(1));
+    CK(cudaEventCreateWithFlags(&consumed, cudaEventDisableTiming));
     double t0 = now_ms();
     for (int it = 0; it < iters; it++) {
         CK(cudaSetDevice(0));
         k_mix<<<G, 0, S[0]>>>(X[0], 5u, N);
         k_add<<<G, 0, S[0]>>>(Y[0], X[0], N);
         k_stamp<<<G, 0, S[0]>>>(Y[0], N);
+        // Y[1] is overwritten only after device 1 has read the previous copy:
+        // without this wait the program races with itself (the first version
+        // did; on two H100s its output then depended on timing, with or without encore)
+        CK(cudaStreamWaitEvent(S[0], consumed, 0));
         CK(cudaSetDevice(1)); // the copy goes to device 0's stream with device 1 current
         CK(cudaMemcpyPeerAsync(Y[1], 1, Y[0], 0, N * 4, S[0]));
         CK(cudaEventRecord(copied, S[0]));
         CK(cudaStreamWaitEvent(S[1], copied, 0));
         k_add<<<G, 0, S[1]>>>(X[1], Y[1], N);
+        CK(cudaEventRecord(consumed, S[1]));
         k_stamp<<<G, 0, S[1]>>>(X[1], N);
         CK(cudaMemcpyAsync(Z[1], X[1], N * 4, cudaMemcpyDeviceToDevice, S[1]));
         if (it % 100 == 99) print_all("checkpoint");

@@ -12,7 +12,8 @@
  *   peer-copy     device 0's launches (held) produce y0; with device 1
  *                 current, a cuMemcpyPeerAsync on device 0's stream copies
  *                 it to device 1, whose stream waits for it (an event of
- *                 device 0) and goes on; every 8th iteration a synchronous
+ *                 device 0) and goes on (device 0's next copy waits until
+ *                 device 1 has read it); every 8th iteration a synchronous
  *                 cuMemcpyPeer (ordered after all of both devices' work)
  *   event-wait    ping-pong: device 1's stream waits for an event recorded
  *                 on device 0's and reads device 0's memory (peer access),
@@ -24,6 +25,15 @@
  *                 on device 0's stream while device 1 is current, which the
  *                 driver refuses (CUDA_ERROR_INVALID_HANDLE): the answer is
  *                 printed, and it must be the driver's with encore too
+ *   nccl-shaped   what ncclGroupEnd does for an all-reduce over both devices
+ *                 from one thread, as tests/gpu/calltrace.c read it off on two
+ *                 H100s (2026-11-25): per device, an event recorded on the
+ *                 program's stream and waited for on NCCL's own stream (one
+ *                 event per device for both directions, as NCCL's), the
+ *                 collective's part launched there (cuLaunchKernelEx with a
+ *                 memory-sync-domain attribute; the part blocks until both
+ *                 have started), an event recorded there and waited for on
+ *                 the program's stream; context switches between every step
  *
  * Every iteration prints both devices' reductions. */
 #include "prog.h"
@@ -123,6 +133,8 @@ static void peer_copy(void)
     use(1);
     CK(drv.cuCtxEnablePeerAccess(ctx[0], 0));
     CUdeviceptr z1 = prog_alloc(N);
+    CUevent consumed;
+    CK(drv.cuEventCreate(&consumed, CU_EVENT_DISABLE_TIMING));
     use(0);
     CUevent copied;
     CK(drv.cuEventCreate(&copied, CU_EVENT_DISABLE_TIMING));
@@ -130,12 +142,16 @@ static void peer_copy(void)
         use(0);
         head(0, it);
         k_stamp(&K[0], S[0], Y[0], N);
+        /* y1 is overwritten only once device 1 has read the last copy (without
+         * this wait the program races with itself; on two H100s it did) */
+        CK(drv.cuStreamWaitEvent(S[0], consumed, 0));
         use(1);
         /* device 0's stream, device 1 current: ordered after the launches above */
         CK(drv.cuMemcpyPeerAsync(Y[1], ctx[1], Y[0], ctx[0], N * sizeof(uint32_t), S[0]));
         CK(drv.cuEventRecord(copied, S[0]));
         CK(drv.cuStreamWaitEvent(S[1], copied, 0));
         k_axpy(&K[1], S[1], X[1], Y[1], 7, N);
+        CK(drv.cuEventRecord(consumed, S[1]));
         k_reduce(&K[1], S[1], R[1], X[1], N);
         use(0);
         k_axpy(&K[0], S[0], X[0], Y[0], 3, N);
@@ -179,6 +195,63 @@ static void event_wait(void)
     }
 }
 
+static void nccl_shaped(void)
+{
+    use(0);
+    CUdeviceptr comm = prog_alloc(64); /* 32 u64: the collective's counters and inputs (kernels.c) */
+    CK(drv.cuMemsetD32(comm, 0, 64));
+    CK(drv.cuCtxSynchronize());
+    CUstream I[2];
+    CUevent ev[2]; /* one event per device for both directions, as NCCL's stream's serialEvent */
+    CUfunction part[2];
+    CUdeviceptr out[2];
+    for (int d = 0; d < 2; d++) {
+        use(d);
+        I[d] = prog_stream(CU_STREAM_NON_BLOCKING);
+        CK(drv.cuEventCreate(&ev[d], CU_EVENT_DISABLE_TIMING));
+        part[d] = prog_function(K[d].mod, "allreduce");
+        out[d] = prog_alloc(N);
+        uint64_t in = (uint64_t)Y[d];
+        CK(drv.cuMemcpyHtoD(comm + (8 + (CUdeviceptr)d) * 8, &in, sizeof in));
+    }
+    for (int it = 0; it < ITERATIONS; it++) {
+        for (int d = 0; d < 2; d++) {
+            use(d);
+            head(d, it);
+            k_stamp(&K[d], S[d], Y[d], N);
+        }
+        for (int d = 0; d < 2; d++) { /* ncclGroupEnd: NCCL's stream after the program's */
+            use(d);
+            CK(drv.cuEventRecord(ev[d], S[d]));
+            CK(drv.cuStreamWaitEvent(I[d], ev[d], 0));
+        }
+        for (int d = 0; d < 2; d++) {
+            use(d);
+            uint32_t rank = (uint32_t)d, nranks = 2, n = N, t = 20000;
+            CUlaunchAttribute a = {.id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN};
+            a.value.memSyncDomain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+            prog_launch_ex(part[d], PROG_GRID(N), PROG_BLOCK, 0, I[d],
+                           (void *[]){&comm, &out[d], &rank, &nranks, &n, &t}, &a, 1);
+        }
+        for (int d = 0; d < 2; d++) { /* the program's stream after NCCL's */
+            use(d);
+            CK(drv.cuEventRecord(ev[d], I[d]));
+            CK(drv.cuStreamWaitEvent(S[d], ev[d], 0));
+        }
+        for (int d = 0; d < 2; d++) {
+            use(d);
+            k_add(&K[d], S[d], X[d], out[d], N);
+            k_reduce(&K[d], S[d], R[d], X[d], N);
+        }
+        if (it % 10 == 9)
+            print_both(it);
+    }
+    use(0);
+    uint64_t c[3];
+    CK(drv.cuMemcpyDtoH(c, comm, sizeof c));
+    printf("collectives %llu timeouts %llu\n", (unsigned long long)c[0], (unsigned long long)c[2]);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -194,8 +267,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "event-wait")) {
         setup(0);
         event_wait();
+    } else if (!strcmp(mode, "nccl-shaped")) {
+        setup(0);
+        nccl_shaped();
     } else {
-        prog_die("usage: prog_multidev independent|legacy|switch-mid|peer-copy|event-wait");
+        prog_die("usage: prog_multidev independent|legacy|switch-mid|peer-copy|event-wait|nccl-shaped");
     }
     for (int d = 0; d < 2; d++) {
         use(d);

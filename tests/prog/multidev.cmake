@@ -35,3 +35,8 @@ prog_test(fuzz_differential_three_devices_threads PROGRAM prog_fuzz
   ARGS --seeds 100000-100249 --seeds-env FUZZ_SEEDS/8 --min-threads 2 --devices=3
   LABELS "fuzz;threads" TIMEOUT 300 CHECKS --env SIMCUDA_DEVICES=3 --fuzz --shrink --shrink-budget 60 --timeout 200
          --expect-launches-made --expect-min launches_replayed=1000)
+# What ncclGroupEnd does around an all-reduce of both devices from one thread
+# (read off on two H100s): a fork to NCCL's own stream and a join back, one
+# event per device, the collective's part launched with cuLaunchKernelEx.
+prog_test(nccl_shaped_fork_join_replays PROGRAM prog_multidev ARGS nccl-shaped
+  CHECKS ${PROG_TWO_DEVICES} --expect-launches-made --expect-min launches_replayed=200)
