@@ -85,7 +85,11 @@ static int copy_params(void **params, const enc_layout *L, unsigned char *args) 
     return 0;
 }
 
-/* Arguments given as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER). */
+/* Arguments given as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER). The
+ * buffer may be shorter than the parameters: the driver takes the bytes it
+ * is given and leaves the rest undefined, and NCCL passes only the part of its
+ * 4 KB argument struct its kernel reads. The rest is recorded as zeros (the
+ * re-issued launch passes whole parameters; the kernel reads none of them). */
 static int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
     const void *buf = NULL;
     size_t size = 0;
@@ -97,8 +101,13 @@ static int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
         else
             return -1;
     }
-    if (!buf || size < L->argbytes) return -1;
-    memcpy(args, buf, L->argbytes);
+    if (!buf || (!size && L->argbytes)) return -1;
+    if (size >= L->argbytes) {
+        memcpy(args, buf, L->argbytes);
+    } else {
+        memcpy(args, buf, size);
+        memset(args + size, 0, L->argbytes - size);
+    }
     return 0;
 }
 

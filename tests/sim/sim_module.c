@@ -589,7 +589,10 @@ CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, un
     if (kernelParams && (have_ptr || have_size)) return CUDA_ERROR_INVALID_VALUE;
     if (f->nparams > 0) {
         if (!kernelParams && !(have_ptr && have_size && buf)) return CUDA_ERROR_INVALID_VALUE;
-        if (!kernelParams && bufsize < f->argsize) return CUDA_ERROR_INVALID_VALUE;
+        /* A buffer shorter than the parameters is taken (NCCL passes only the part
+         * of its 4 KB argument struct its kernel reads): the rest is undefined,
+         * here a pattern that a kernel reading it would show. An empty one is not. */
+        if (!kernelParams && bufsize == 0) return CUDA_ERROR_INVALID_VALUE;
     }
 
     k->argbuf = calloc(1, f->argsize ? f->argsize : 1);
@@ -614,7 +617,11 @@ CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, un
         }
         k->kparams[i] = k->argbuf + f->offsets[i];
     }
-    if (!kernelParams && f->argsize && buf) memcpy(k->argbuf, buf, f->argsize);
+    if (!kernelParams && f->argsize && buf) {
+        size_t n = bufsize < (size_t)f->argsize ? bufsize : (size_t)f->argsize;
+        memcpy(k->argbuf, buf, n);
+        memset(k->argbuf + n, 0xA5, (size_t)f->argsize - n);
+    }
     k->func = f;
     k->argsize = f->argsize;
     k->dims = (simcuda_dims){{gx, gy, gz}, {bx, by, bz}, smem};

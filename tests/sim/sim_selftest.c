@@ -651,6 +651,8 @@ static void test_extra_buffer_launch(void) {
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
     CK(cuLaunchKernel(f_axpy, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, extra));
     memset(&buf, 0, sizeof buf); /* copied at launch */
+    size = 0; /* a shorter buffer is taken (NCCL's), an empty one is not */
+    EXPECT_RC(cuLaunchKernel(f_axpy, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, extra), CUDA_ERROR_INVALID_VALUE);
     CK(cuMemcpyDtoH(o1, y1, sizeof o1));
     CK(cuMemcpyDtoH(o2, y2, sizeof o2));
     CHECK(memcmp(o1, o2, sizeof o1) == 0);

@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
         free_seq(&s);
     }
 
-    TEST("record: arguments in one packed buffer are copied; a buffer too short is refused") {
+    TEST("record: arguments in one packed buffer are copied; a shorter one (NCCL's) is zero-filled, an empty one refused") {
         unsigned char buf[16];
         memset(buf, 3, sizeof buf);
         size_t size = sizeof buf;
@@ -137,7 +137,13 @@ int main(int argc, char **argv) {
         enc_seq s = new_seq();
         EXPECT_EQ_INT(enc_record_launch(&s, &l, L), 0);
         EXPECT(memcmp(s.arena, buf, sizeof buf) == 0);
+        enc_record_commit(&s);
+        size_t used = s.arena_used;
         size = 8;
+        EXPECT_EQ_INT(enc_record_launch(&s, &l, L), 0);
+        EXPECT(memcmp(s.arena + used, buf, 8) == 0);
+        for (size_t i = 8; i < L->argbytes; i++) EXPECT_EQ_INT(s.arena[used + i], 0);
+        size = 0;
         EXPECT_EQ_INT(enc_record_launch(&s, &l, L), -1);
         free_seq(&s);
     }
