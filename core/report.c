@@ -49,16 +49,12 @@ static const char *const eager_labels[ENC_EAGER_REASON_COUNT] = {
     "stream left alone (MAX_GAP)",  "stream resting",      "not recordable",   "switched off / no state",
 };
 static const char *const learn_keys[ENC_LEARN_OUTCOME_COUNT] = {"short", "unrecorded",      "left_alone", "new",
-                                                                 "again", "structure_again", "given_up",   "no_slot"};
+                                                                "again", "structure_again", "given_up",   "no_slot"};
 static const char *const learn_labels[ENC_LEARN_OUTCOME_COUNT] = {
-    "shorter than ENCORE_MIN_SEQUENCE",
-    "not recordable (never captured)",
-    "stream left alone (MAX_GAP)",
-    "not seen before",
-    "came again (counted to capture)",
-    "same kernels, other arguments",
-    "came again, never captured",
-    "candidate table full",
+    "shorter than ENCORE_MIN_SEQUENCE", "not recordable (never captured)",
+    "stream left alone (MAX_GAP)",      "not seen before",
+    "came again (counted to capture)",  "same kernels, other arguments",
+    "came again, never captured",       "candidate table full",
 };
 static const char *const call_keys[ENC_CLASS_COUNT] = {"pass", "launch", "flush_stream", "flush_all"};
 static const char *const call_labels[ENC_CLASS_COUNT] = {"pass (straight through)", "launch", "flush-stream",

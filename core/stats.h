@@ -27,7 +27,7 @@ typedef struct enc_summary {
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];  /* times held launches were released, per reason */
     uint64_t eager_by[ENC_EAGER_REASON_COUNT]; /* launches_eager, by why */
-    uint64_t learnt[ENC_LEARN_OUTCOME_COUNT];  /* sequences that ended without a replay, by what learning made of them */
+    uint64_t learnt[ENC_LEARN_OUTCOME_COUNT]; /* sequences that ended without a replay, by what learning made of them */
     /* The CUDA calls that issued held launches most often (flush points), best first. */
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
