@@ -25,6 +25,11 @@
  *                 on device 0's stream while device 1 is current, which the
  *                 driver refuses (CUDA_ERROR_INVALID_HANDLE): the answer is
  *                 printed, and it must be the driver's with encore too
+ *   kernel-elsewhere  as switch-mid, but the launch on device 0's stream with
+ *                 device 1 current is of a context-independent kernel (a
+ *                 CUkernel, as the runtime launches): the driver runs it in
+ *                 the stream's context (two H100s), and with encore it must
+ *                 run there too, after device 0's held launches
  *   nccl-shaped   what ncclGroupEnd does for an all-reduce over both devices
  *                 from one thread, as tests/gpu/calltrace.c read it off on two
  *                 H100s (2026-11-25): per device, an event recorded on the
@@ -123,6 +128,35 @@ static void switch_mid(void)
         tail(1);
         print_both(it);
     }
+}
+
+static void kernel_elsewhere(void)
+{
+    char image[4096];
+    snprintf(image, sizeof image, "simcuda:%s", prog_kernels_path(0));
+    CUlibrary lib;
+    CUkernel stamp;
+    CK(drv.cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    CK(drv.cuLibraryGetKernel(&stamp, lib, "stamp"));
+    for (int it = 0; it < ITERATIONS; it++) {
+        use(0);
+        head(0, it);
+        use(1);
+        head(1, it);
+        if (it % 2 == 0) { /* device 0's stream while device 1 is current */
+            CUresult r = prog_launch_rc((CUfunction)(void *)stamp, PROG_GRID(N), PROG_BLOCK, 0, S[0],
+                                        (void *[]){&Y[0], &(uint32_t){N}});
+            if (it == 0)
+                printf("a context-independent kernel on device 0's stream with device 1 current: %s\n",
+                       prog_err_name(r));
+        }
+        use(0);
+        tail(0);
+        use(1);
+        tail(1);
+        print_both(it);
+    }
+    CK(drv.cuLibraryUnload(lib));
 }
 
 static void peer_copy(void)
@@ -261,6 +295,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "switch-mid")) {
         setup(0);
         switch_mid();
+    } else if (!strcmp(mode, "kernel-elsewhere")) {
+        setup(0);
+        kernel_elsewhere();
     } else if (!strcmp(mode, "peer-copy")) {
         setup(0);
         peer_copy();
@@ -271,7 +308,7 @@ int main(int argc, char **argv)
         setup(0);
         nccl_shaped();
     } else {
-        prog_die("usage: prog_multidev independent|legacy|switch-mid|peer-copy|event-wait|nccl-shaped");
+        prog_die("usage: prog_multidev independent|legacy|switch-mid|kernel-elsewhere|peer-copy|event-wait|nccl-shaped");
     }
     for (int d = 0; d < 2; d++) {
         use(d);

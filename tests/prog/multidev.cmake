@@ -16,6 +16,8 @@ prog_test(cross_device_event_wait PROGRAM prog_multidev ARGS event-wait
   CHECKS ${PROG_TWO_DEVICES} --expect-launches-made --expect-min launches_replayed=100)
 prog_test(device_switch_mid_sequence PROGRAM prog_multidev ARGS switch-mid
   CHECKS ${PROG_TWO_DEVICES} --expect-launches-made --expect-min launches_replayed=100)
+prog_test(context_independent_kernel_on_another_devices_stream PROGRAM prog_multidev ARGS kernel-elsewhere
+  CHECKS ${PROG_TWO_DEVICES} --expect-launches-made --expect-min launches_replayed=100)
 # A rank's part of a collective held by encore while the other rank waits
 # for it: the flush deadline releases it (bounded wait, no deadlock; a part
 # that waited 20 s would print a timeout). The test's own timeout is the

@@ -643,8 +643,12 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
     if (rc) return rc;
     sim_func *f = sim_func_resolve(hf);
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
-    /* a stream (and a module's function) of the current device (sim_multidev.c) */
-    if ((rc = sim_launch_ctx_check(sim_current_ctx(), s, f->mod && !f->mod->lib ? f->mod->ctx : NULL))) return rc;
+    /* a stream (and a module's function) of the current device (sim_multidev.c);
+     * a context-independent kernel (a CUkernel, what the runtime launches) runs
+     * in its stream's context whatever the current one (two H100s, 2026-11-25) */
+    if (!kern_get((CUkernel)hf) &&
+        (rc = sim_launch_ctx_check(sim_current_ctx(), s, f->mod && !f->mod->lib ? f->mod->ctx : NULL)))
+        return rc;
     sim_work w = {.kind = W_KERNEL};
     if ((rc = sim_kcall_build(&w.u.k, f, gx, gy, gz, bx, by, bz, smem, kernelParams, extra))) return rc;
     /* CU_LAUNCH_ATTRIBUTE_PRIORITY: the kernel runs at that priority (clamped

@@ -7,11 +7,14 @@
  * below answer. The rules modelled, from the CUDA programming guide's
  * "Stream and Event Behavior" of multi-device systems (not yet recorded on a
  * GPU by sim_probe; scripts/gpu-multi's probe prints the real answers):
- *   - a kernel launch to a stream of another device than the current
- *     context's fails (CUDA_ERROR_INVALID_HANDLE, "invalid resource
+ *   - a launch of a CUfunction to a stream of another device than the
+ *     current context's fails (CUDA_ERROR_INVALID_HANDLE, "invalid resource
  *     handle"); so does a launch of a function whose module was loaded in
  *     another device's context (sim_launch_ctx_check, called by the launch
- *     entry points of sim_module.c);
+ *     entry points of sim_module.c); a context-independent CUkernel (what
+ *     the runtime launches) runs in its stream's context instead: on two
+ *     H100s (2026-11-25) the runtime's launch to another device's stream
+ *     returned cudaSuccess;
  *   - a copy may be issued to a stream of any device (cuMemcpyAsync between
  *     devices, cuMemcpyPeerAsync): it runs in that stream's order;
  *   - cuEventRecord of an event of one device on a stream of another fails
