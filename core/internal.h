@@ -110,6 +110,14 @@ typedef struct enc_rec {
     uint64_t sfp, afp; /* structure and argument fingerprints */
 } enc_rec;
 
+/* The kernelParams array of r's launch: one pointer per parameter, into the
+ * arena holding its bytes. Returns ptrs, or NULL for a kernel without
+ * parameters. */
+static inline void **enc_rec_params(const enc_rec *r, const unsigned char *arena, void **ptrs) {
+    for (uint32_t i = 0; i < r->L->nparams; i++) ptrs[i] = (void *)(arena + r->arg_off + r->L->off[i]);
+    return r->L->nparams ? ptrs : NULL;
+}
+
 /* A stream's open sequence: its records (recs[n] is the pending one, recorded
  * but not yet part of the sequence) and the arena holding their bytes. */
 typedef struct enc_seq {

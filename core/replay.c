@@ -137,7 +137,6 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
             r = enc_op_patch(g->exec, g->knodes[i].node, h, seq->arena, __atomic_load_n(&st->ctx, __ATOMIC_RELAXED));
             *op_failed = r != CUDA_SUCCESS;
         } else {
-            for (uint32_t j = 0; j < h->L->nparams; j++) ptrs[j] = seq->arena + h->arg_off + h->L->off[j];
             CUDA_KERNEL_NODE_PARAMS_v1 kp = {.func = g->knodes[i].func,
                                              .gridDimX = h->grid[0],
                                              .gridDimY = h->grid[1],
@@ -146,7 +145,7 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
                                              .blockDimY = h->block[1],
                                              .blockDimZ = h->block[2],
                                              .sharedMemBytes = h->smem,
-                                             .kernelParams = h->L->nparams ? ptrs : NULL,
+                                             .kernelParams = enc_rec_params(h, seq->arena, ptrs),
                                              .extra = NULL};
             r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
         }

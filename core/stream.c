@@ -478,10 +478,10 @@ CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUst
     void *ptrs[ENC_MAX_PARAMS];
     const enc_layout *L = r->L;
     if (L->is_op) return enc_op_issue(r, arena, stream, 0);
-    for (uint32_t i = 0; i < L->nparams; i++) ptrs[i] = (void *)(arena + r->arg_off + L->off[i]);
+    void **params = enc_rec_params(r, arena, ptrs);
     if (r->nattrs == 0)
         return AUDITED(enc_drv.launchKernel(r->f, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
-                                            r->block[2], r->smem, stream, ptrs, NULL));
+                                            r->block[2], r->smem, stream, params, NULL));
     CUlaunchConfig cfg = {.gridDimX = r->grid[0],
                           .gridDimY = r->grid[1],
                           .gridDimZ = r->grid[2],
@@ -492,5 +492,5 @@ CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUst
                           .hStream = stream,
                           .attrs = (CUlaunchAttribute *)(void *)(arena + r->attr_off),
                           .numAttrs = r->nattrs};
-    return AUDITED(enc_drv.launchKernelEx(&cfg, r->f, ptrs, NULL));
+    return AUDITED(enc_drv.launchKernelEx(&cfg, r->f, params, NULL));
 }
