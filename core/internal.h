@@ -110,9 +110,7 @@ typedef struct enc_rec {
     uint64_t sfp, afp; /* structure and argument fingerprints */
 } enc_rec;
 
-/* The kernelParams array of r's launch: one pointer per parameter, into the
- * arena holding its bytes. Returns ptrs, or NULL for a kernel without
- * parameters. */
+/* r's kernelParams: ptrs filled with a pointer per parameter into arena (NULL without parameters). */
 static inline void **enc_rec_params(const enc_rec *r, const unsigned char *arena, void **ptrs) {
     for (uint32_t i = 0; i < r->L->nparams; i++) ptrs[i] = (void *)(arena + r->arg_off + r->L->off[i]);
     return r->L->nparams ? ptrs : NULL;
