@@ -6,6 +6,12 @@
 //   prog_multi_nccl graph ITER   the same iteration captured once per device (the
 //                                all-reduce inside the graphs) and replayed: the
 //                                manual-graph baseline; output must equal eager's
+//   prog_multi_nccl paired ITER [BLOCK]  the benchmark in one process: blocks of
+//                                BLOCK (100) iterations with encore on (A), with
+//                                encore switched off (P, its in-process switch)
+//                                and replaying the manual graph (G), in rotating
+//                                order; stderr gets the per-round ratios A/P and
+//                                G/P and their medians ("paired ...")
 //   prog_multi_nccl peer ITER    no NCCL: device 0's kernels, a peer copy to
 //                                device 1 on device 0's stream, an event, device
 //                                1's stream waits for it, device 1's kernels;
@@ -20,6 +26,8 @@
 // ("time_ms=<ms> iterations=<n> mode=<m>").
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+
+#include "../bench/encore_switch.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +232,83 @@ static void run_graph(int iters) {
     fprintf(stderr, "time_ms=%.3f iterations=%d mode=graph\n", now_ms() - t0, iters - 3);
 }
 
+static void sync_all(void) {
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamSynchronize(S[d]));
+    }
+}
+
+static void capture_graphs(void) {
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamBeginCapture(S[d], cudaStreamCaptureModeRelaxed));
+    }
+    iteration(-1);
+    for (int d = 0; d < NDEV; d++) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamEndCapture(S[d], &g[d]));
+        CK(cudaGraphInstantiate(&ge[d], g[d], 0));
+    }
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Rounds of three blocks (encore on, encore off, the manual graph) in rotating
+// order, every block between two synchronisations of both devices. The work
+// is the same iteration in every block, so the output does not depend on it.
+static void run_paired(int iters, int block) {
+    encore_switch_fn sw = encore_switch_find();
+    for (int it = 0; it < 3; it++) iteration(it);
+    sync_all();
+    capture_graphs();
+    enum { M_ON, M_OFF, M_GRAPH };
+    int rounds = (iters - 3) / (3 * block);
+    if (rounds < 1) rounds = 1;
+    double *ra = (double *)calloc((size_t)rounds, sizeof(double)), *rg = (double *)calloc((size_t)rounds, sizeof(double));
+    for (int r = 0; r < rounds; r++) {
+        double ms[3] = {0, 0, 0};
+        for (int k = 0; k < 3; k++) {
+            int mode = (r + k) % 3;
+            if (encore_switch_set(sw, mode == M_ON)) {
+                fprintf(stderr, "encoreSetActive failed\n");
+                exit(2);
+            }
+            sync_all();
+            double t0 = now_ms();
+            for (int i = 0; i < block; i++) {
+                if (mode == M_GRAPH) {
+                    for (int d = 0; d < NDEV; d++) {
+                        CK(cudaSetDevice(d));
+                        CK(cudaGraphLaunch(ge[d], S[d]));
+                    }
+                } else {
+                    iteration(i);
+                }
+            }
+            sync_all();
+            ms[mode] = now_ms() - t0;
+        }
+        ra[r] = ms[M_ON] / ms[M_OFF];
+        rg[r] = ms[M_GRAPH] / ms[M_OFF];
+        fprintf(stderr, "round %d: on %.3f ms, off %.3f ms, graph %.3f ms\n", r, ms[M_ON], ms[M_OFF], ms[M_GRAPH]);
+    }
+    encore_switch_set(sw, 1);
+    double ma = median(ra, rounds), mg = median(rg, rounds);
+    fprintf(stderr, "paired encore/off=%.4f (min %.4f, max %.4f) graph/off=%.4f (min %.4f, max %.4f) rounds=%d block=%d switch=%d\n",
+            ma, ra[0], ra[rounds - 1], mg, rg[0], rg[rounds - 1], rounds, block, sw != NULL);
+    free(ra);
+    free(rg);
+}
+
 static void run_peer(int iters) {
     int can = 0;
     CK(cudaDeviceCanAccessPeer(&can, 1, 0));
@@ -286,14 +371,15 @@ static void rules(void) {
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "eager";
     int iters = argc > 2 ? atoi(argv[2]) : 500;
-    int with_nccl = !strcmp(mode, "eager") || !strcmp(mode, "graph");
+    int with_nccl = !strcmp(mode, "eager") || !strcmp(mode, "graph") || !strcmp(mode, "paired");
     setup(with_nccl);
     if (!strcmp(mode, "eager")) run_eager(iters);
     else if (!strcmp(mode, "graph")) run_graph(iters);
+    else if (!strcmp(mode, "paired")) run_paired(iters, argc > 3 ? atoi(argv[3]) : 100);
     else if (!strcmp(mode, "peer")) run_peer(iters);
     else if (!strcmp(mode, "rules")) rules();
     else {
-        fprintf(stderr, "usage: prog_multi_nccl eager|graph|peer|rules [iterations]\n");
+        fprintf(stderr, "usage: prog_multi_nccl eager|graph|paired|peer|rules [iterations [block]]\n");
         return 2;
     }
     if (strcmp(mode, "rules")) print_all("final");
