@@ -370,11 +370,12 @@ static enum enc_learn_outcome outcome(const enc_candidate *c, const enc_candidat
 
 void enc_learn_sequence(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
-    if (!seq->fully_replayed) {
-        if (st->sparse) return learnt(ENC_LEARN_LEFT_ALONE);
-        if (seq->poisoned) return learnt(ENC_LEARN_UNRECORDED);
-        if (seq->n < (uint32_t)enc_opt.min_sequence) return learnt(ENC_LEARN_SHORT);
-    } else if (st->sparse || seq->poisoned || seq->n < (uint32_t)enc_opt.min_sequence) {
+    int never = st->sparse                                ? ENC_LEARN_LEFT_ALONE
+                : seq->poisoned                           ? ENC_LEARN_UNRECORDED
+                : seq->n < (uint32_t)enc_opt.min_sequence ? ENC_LEARN_SHORT
+                                                          : -1;
+    if (never >= 0) { /* not a candidate (a replayed one is not counted as learning) */
+        if (!seq->fully_replayed) learnt((enum enc_learn_outcome)never);
         return;
     }
     if (seq->fully_replayed) {
