@@ -269,6 +269,7 @@ static void run_paired(int iters, int block) {
     encore_switch_fn sw = encore_switch_find();
     for (int it = 0; it < 3; it++) iteration(it);
     sync_all();
+    encore_switch_set(sw, 0); // the program's own capture is checked apart (graph mode under encore)
     capture_graphs();
     enum { M_ON, M_OFF, M_GRAPH };
     int rounds = (iters - 3) / (3 * block);
