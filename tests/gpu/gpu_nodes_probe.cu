@@ -2,6 +2,8 @@
 //   gpu_nodes_probe WORKLOAD [iters]   WORKLOAD: events | forkjoin | copy | memset  -> "RESULT ..." line
 //                                       | copyring | setring | eventring (ends, destinations, events from rings of 8: patched)
 //   gpu_nodes_probe rules                the driver rules nodes.c relies on      -> "RULE ..." lines
+//                                        (8-11: patching event nodes, the cases DDP may meet; 12: a wait
+//                                        and a record of one event in one graph)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
@@ -89,6 +91,57 @@ template <class F> static cudaGraphExec_t capture(const char *name, cudaStream_t
     return i == cudaSuccess ? ge : nullptr;
 }
 
+// The event node of a one-node graph captured on s (a record, or a wait), its graph kept in *g.
+static CUgraphNode event_node(cudaStream_t s, cudaEvent_t e, int wait, cudaGraph_t *g, cudaGraphExec_t *gx) {
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    CK(wait ? cudaStreamWaitEvent(s, e, cudaEventWaitExternal) : cudaEventRecordWithFlags(e, s, cudaEventRecordExternal));
+    CK(cudaStreamEndCapture(s, g)); CK(cudaGraphInstantiate(gx, *g, 0));
+    size_t nn = 1; cudaGraphNode_t n = nullptr; CK(cudaGraphGetNodes(*g, &n, &nn));
+    return (CUgraphNode)n;
+}
+
+// 8-11. Patching event nodes (core/nodes.c enc_op_patch), the cases DDP may meet: on two H100s
+// every rank's patch of an event record and of an event wait returned CUDA error 1 (2026-11-25).
+static void event_patch_rules(cudaStream_t s) {
+    static const struct { const char *what; unsigned flags; int destroy_old; } cases[] = {
+        {"another event", cudaEventDisableTiming, 0},
+        {"another event, the captured one destroyed", cudaEventDisableTiming, 1},
+        {"an event with blocking sync", cudaEventDisableTiming | cudaEventBlockingSync, 0},
+        {"a timing event", cudaEventDefault, 0},
+    };
+    for (int wait = 0; wait < 2; wait++)
+        for (const auto &c : cases) {
+            cudaEvent_t old, neu; CK(cudaEventCreateWithFlags(&old, cudaEventDisableTiming));
+            cudaGraph_t g; cudaGraphExec_t gx; CUgraphNode n = event_node(s, old, wait, &g, &gx);
+            if (c.destroy_old) CK(cudaEventDestroy(old));
+            CK(cudaEventCreateWithFlags(&neu, c.flags));
+            CUresult r = wait ? cuGraphExecEventWaitNodeSetEvent((CUgraphExec)gx, n, (CUevent)neu)
+                              : cuGraphExecEventRecordNodeSetEvent((CUgraphExec)gx, n, (CUevent)neu);
+            cudaError_t l = cudaGraphLaunch(gx, s); cudaError_t q = cudaStreamSynchronize(s); cudaGetLastError();
+            printf("RULE %s node exec-set to %s: %d, then launch %s, sync %s\n", wait ? "wait" : "record", c.what, (int)r, nm(l), nm(q));
+            CK(cudaGraphExecDestroy(gx)); CK(cudaGraphDestroy(g)); CK(cudaEventDestroy(neu));
+            if (!c.destroy_old) CK(cudaEventDestroy(old));
+        }
+}
+
+// 12. One graph waits for an event and later records the same event (NCCL's one event for
+// both directions, if encore kept both in one sequence): does the wait wait for the record
+// made before the launch (another stream's, slow), and does the graph finish?
+static void same_event_wait_then_record(cudaStream_t s, cudaStream_t s2) {
+    cudaEvent_t ev, d; CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&d, cudaEventDisableTiming));
+    cudaGraph_t g; cudaGraphExec_t gx;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    CK(cudaStreamWaitEvent(s, ev, cudaEventWaitExternal)); spin<<<1, 1, 0, s>>>(1000); CK(cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal));
+    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&gx, g, 0));
+    spin<<<1, 1, 0, s2>>>(200000000); CK(cudaEventRecord(ev, s2)); // ~0.1 s
+    CK(cudaGraphLaunch(gx, s)); CK(cudaEventRecord(d, s));
+    printf("RULE wait then record of one event in one graph: done before the other stream's record? %s (expect cudaErrorNotReady)\n", nm(cudaEventQuery(d)));
+    fflush(stdout);
+    auto t0 = std::chrono::steady_clock::now(); cudaError_t r;
+    while ((r = cudaEventQuery(d)) == cudaErrorNotReady && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {}
+    printf("RULE wait then record of one event in one graph: finished within 5 s: %s\n", nm(r));
+}
+
 static int rules() {
     cudaStream_t s, s2; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     const long long LONG = 200000000; // ~0.1 s
@@ -153,6 +206,8 @@ static int rules() {
     // 7. event record flags outside a capture
     printf("RULE record external outside capture: %s\n", nm(cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal))); cudaGetLastError();
     CK(cudaDeviceSynchronize());
+    event_patch_rules(s);
+    same_event_wait_then_record(s, s2);
     return 0;
 }
 
