@@ -257,3 +257,8 @@ static void allreduce_body(const simcuda_dims *d, void **args)
 }
 SIMCUDA_KERNEL(allreduce, allreduce_body, sizeof(uint64_t *), sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t),
                sizeof(uint32_t), sizeof(uint32_t));
+/* allreduce_padded: the same, with a 256-byte parameter after the six that it
+ * never reads, as NCCL's kernels take a 4 KB struct of which a launch fills
+ * and passes only the part read (a packed buffer shorter than the parameters) */
+SIMCUDA_KERNEL(allreduce_padded, allreduce_body, sizeof(uint64_t *), sizeof(uint32_t *), sizeof(uint32_t),
+               sizeof(uint32_t), sizeof(uint32_t), sizeof(uint32_t), 256);

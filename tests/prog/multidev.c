@@ -36,8 +36,9 @@
  *                 program's stream and waited for on NCCL's own stream (one
  *                 event per device for both directions, as NCCL's), the
  *                 collective's part launched there (cuLaunchKernelEx with a
- *                 memory-sync-domain attribute; the part blocks until both
- *                 have started), an event recorded there and waited for on
+ *                 memory-sync-domain attribute and a packed argument buffer
+ *                 shorter than the parameters, as NCCL's; the part blocks
+ *                 until both have started), an event recorded there and waited for on
  *                 the program's stream; context switches between every step
  *
  * Every iteration prints both devices' reductions. */
@@ -243,7 +244,7 @@ static void nccl_shaped(void)
         use(d);
         I[d] = prog_stream(CU_STREAM_NON_BLOCKING);
         CK(drv.cuEventCreate(&ev[d], CU_EVENT_DISABLE_TIMING));
-        part[d] = prog_function(K[d].mod, "allreduce");
+        part[d] = prog_function(K[d].mod, "allreduce_padded");
         out[d] = prog_alloc(N);
         uint64_t in = (uint64_t)Y[d];
         CK(drv.cuMemcpyHtoD(comm + (8 + (CUdeviceptr)d) * 8, &in, sizeof in));
@@ -261,11 +262,14 @@ static void nccl_shaped(void)
         }
         for (int d = 0; d < 2; d++) {
             use(d);
-            uint32_t rank = (uint32_t)d, nranks = 2, n = N, t = 20000;
+            /* NCCL's form: a packed buffer with only the parameters read (32 bytes of 288) */
+            struct {
+                uint64_t comm, out;
+                uint32_t rank, nranks, n, timeout_ms;
+            } args = {comm, out[d], (uint32_t)d, 2, N, 20000};
             CUlaunchAttribute a = {.id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN};
             a.value.memSyncDomain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
-            prog_launch_ex(part[d], PROG_GRID(N), PROG_BLOCK, 0, I[d],
-                           (void *[]){&comm, &out[d], &rank, &nranks, &n, &t}, &a, 1);
+            prog_launch_ex_packed(part[d], PROG_GRID(N), PROG_BLOCK, 0, I[d], &args, sizeof args, &a, 1);
         }
         for (int d = 0; d < 2; d++) { /* the program's stream after NCCL's */
             use(d);

@@ -39,6 +39,10 @@ prog_test(fuzz_differential_three_devices_threads PROGRAM prog_fuzz
          --expect-launches-made --expect-min launches_replayed=1000)
 # What ncclGroupEnd does around an all-reduce of both devices from one thread
 # (read off on two H100s): a fork to NCCL's own stream and a join back, one
-# event per device, the collective's part launched with cuLaunchKernelEx.
+# event per device, the collective's part launched with cuLaunchKernelEx and a
+# packed argument buffer shorter than its parameters. Such launches must be
+# recordable: refusing them (as encore did before) left 85 sequences
+# unrecorded here, and on the GPU every sequence with an all-reduce.
 prog_test(nccl_shaped_fork_join_replays PROGRAM prog_multidev ARGS nccl-shaped
-  CHECKS ${PROG_TWO_DEVICES} --expect-launches-made --expect-min launches_replayed=200)
+  CHECKS ${PROG_TWO_DEVICES} --expect-launches-made --expect-min launches_replayed=200
+         --expect-max learnt.unrecorded=10)

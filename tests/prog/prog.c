@@ -184,6 +184,27 @@ void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem,
     CK(drv.cuLaunchKernelEx(&cfg, f, params, NULL));
 }
 
+void prog_launch_ex_packed(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void *argbuf,
+                           size_t argsize, CUlaunchAttribute *attrs, unsigned nattrs)
+{
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &argsize,
+                     CU_LAUNCH_PARAM_END};
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = grid;
+    cfg.gridDimY = 1;
+    cfg.gridDimZ = 1;
+    cfg.blockDimX = block;
+    cfg.blockDimY = 1;
+    cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = shmem;
+    cfg.hStream = s;
+    cfg.attrs = attrs;
+    cfg.numAttrs = nattrs;
+    prog_count_launch();
+    CK(drv.cuLaunchKernelEx(&cfg, f, NULL, extra));
+}
+
 void prog_launch_extra(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void *argbuf,
                        size_t argsize)
 {

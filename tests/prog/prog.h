@@ -42,6 +42,9 @@ void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem,
                     CUlaunchAttribute *attrs, unsigned nattrs);
 void prog_launch_extra(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void *argbuf,
                        size_t argsize);
+/* cuLaunchKernelEx with launch attributes and a packed argument buffer (NCCL's form). */
+void prog_launch_ex_packed(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void *argbuf,
+                           size_t argsize, CUlaunchAttribute *attrs, unsigned nattrs);
 
 /* A counted launch that returns the driver's answer instead of failing (for
  * programs that look at launch errors). */
