@@ -430,9 +430,10 @@ void enc_graph_free(enc_graph *g);
 /* ---- record.c: recording and fingerprinting a launch into a sequence ------------ */
 
 int enc_record_init(enc_seq *seq, uint32_t max_launches); /* 0, or -1 out of memory */
-/* Record launch l (layout L) as the pending launch recs[n]. Returns 0, or -1
- * if it cannot be recorded (then nothing of it is kept). */
+/* Record launch l (layout L) as the pending launch recs[n]. Returns 0, or a negative
+ * code if it cannot be recorded (nothing of it is kept), which enc_record_why names. */
 int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L);
+const char *enc_record_why(int code);
 /* The pending launch becomes part of the sequence (and of its hashes). */
 void enc_record_commit(enc_seq *seq);
 /* An empty sequence (the arena's memory is kept). */

@@ -117,16 +117,29 @@ static int copy_args(const enc_launch *l, const enc_layout *L, unsigned char *ar
     return L->nparams ? -1 : 0;
 }
 
+/* Why a launch could not be recorded (enc_record_launch's negative codes). */
+enum { REC_ATTR_COUNT = -1, REC_NO_MEMORY = -2, REC_ARGS = -3, REC_ATTR = -4 };
+const char *enc_record_why(int code) {
+    switch (code) {
+    case REC_ATTR_COUNT: return "more launch attributes than encore keeps";
+    case REC_NO_MEMORY: return "out of memory";
+    case REC_ARGS:
+        return "its arguments could not be read (a missing parameter pointer, an empty or unknown packed form)";
+    case REC_ATTR: return "a launch attribute encore cannot re-issue (cooperative, programmatic or completion event)";
+    default: return "unknown";
+    }
+}
+
 int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
     uint32_t nattrs = l->config ? l->config->numAttrs : 0;
-    if (nattrs > ENC_MAX_ATTRS) return -1;
+    if (nattrs > ENC_MAX_ATTRS) return REC_ATTR_COUNT;
     size_t attr_bytes = nattrs * sizeof(CUlaunchAttribute);
     size_t need = align8(L->argbytes) + attr_bytes;
-    if (arena_reserve(seq, need) != 0) return -1;
+    if (arena_reserve(seq, need) != 0) return REC_NO_MEMORY;
     unsigned char *args = seq->arena + seq->arena_used;
-    if (copy_args(l, L, args) != 0) return -1;
+    if (copy_args(l, L, args) != 0) return REC_ARGS;
     CUlaunchAttribute *attrs = (CUlaunchAttribute *)(void *)(args + align8(L->argbytes));
-    if (nattrs && copy_attrs(l->config, attrs) != 0) return -1;
+    if (nattrs && copy_attrs(l->config, attrs) != 0) return REC_ATTR;
 
     enc_rec *r = &seq->recs[seq->n];
     r->f = l->f;

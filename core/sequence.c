@@ -132,9 +132,10 @@ static int is_anchor(const enc_stream_state *st, const enc_rec *r) {
 
 int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
     enc_sequence_open(st);
-    if (enc_record_launch(&st->seq, l, L) != 0) {
+    int rc = enc_record_launch(&st->seq, l, L);
+    if (rc != 0) {
         st->seq.poisoned = 1;
-        ENC_DEBUG("launch of %s could not be recorded", L->name);
+        ENC_DEBUG("launch of %s could not be recorded: %s", L->name, enc_record_why(rc));
         return 0;
     }
     const enc_rec *r = &st->seq.recs[st->seq.n];

@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
         void *params[2] = {&n, NULL};
         enc_launch l = launch_of(L, params);
         enc_seq s = new_seq();
-        EXPECT_EQ_INT(enc_record_launch(&s, &l, L), -1);
+        EXPECT(enc_record_launch(&s, &l, L) < 0);
         EXPECT_EQ_INT(s.arena_used, 0);
         free_seq(&s);
     }
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
         EXPECT(memcmp(s.arena + used, buf, 8) == 0);
         for (size_t i = 8; i < L->argbytes; i++) EXPECT_EQ_INT(s.arena[used + i], 0);
         size = 0;
-        EXPECT_EQ_INT(enc_record_launch(&s, &l, L), -1);
+        EXPECT(enc_record_launch(&s, &l, L) < 0);
         free_seq(&s);
     }
 
@@ -172,7 +172,9 @@ int main(int argc, char **argv) {
         attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         attr.value.cooperative = 1;
         enc_record_commit(&s);
-        EXPECT_EQ_INT(enc_record_launch(&s, &with, L), -1);
+        int rc = enc_record_launch(&s, &with, L);
+        EXPECT(rc < 0);
+        EXPECT(strstr(enc_record_why(rc), "cooperative") != NULL);
         free_seq(&s);
     }
 
