@@ -165,8 +165,8 @@ const char *prog_err_name(CUresult r)
     return name;
 }
 
-void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params,
-                    CUlaunchAttribute *attrs, unsigned nattrs)
+static CUlaunchConfig config_1d(unsigned grid, unsigned block, unsigned shmem, CUstream s, CUlaunchAttribute *attrs,
+                                unsigned nattrs)
 {
     CUlaunchConfig cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -180,6 +180,13 @@ void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem,
     cfg.hStream = s;
     cfg.attrs = attrs;
     cfg.numAttrs = nattrs;
+    return cfg;
+}
+
+void prog_launch_ex(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params,
+                    CUlaunchAttribute *attrs, unsigned nattrs)
+{
+    CUlaunchConfig cfg = config_1d(grid, block, shmem, s, attrs, nattrs);
     prog_count_launch();
     CK(drv.cuLaunchKernelEx(&cfg, f, params, NULL));
 }
@@ -189,18 +196,7 @@ void prog_launch_ex_packed(CUfunction f, unsigned grid, unsigned block, unsigned
 {
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &argsize,
                      CU_LAUNCH_PARAM_END};
-    CUlaunchConfig cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDimX = grid;
-    cfg.gridDimY = 1;
-    cfg.gridDimZ = 1;
-    cfg.blockDimX = block;
-    cfg.blockDimY = 1;
-    cfg.blockDimZ = 1;
-    cfg.sharedMemBytes = shmem;
-    cfg.hStream = s;
-    cfg.attrs = attrs;
-    cfg.numAttrs = nattrs;
+    CUlaunchConfig cfg = config_1d(grid, block, shmem, s, attrs, nattrs);
     prog_count_launch();
     CK(drv.cuLaunchKernelEx(&cfg, f, NULL, extra));
 }
