@@ -9,7 +9,6 @@
  * candidate), so that a sequence whose arguments change (a step counter)
  * gets a graph whose kernel nodes can be patched. */
 #define _GNU_SOURCE
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/names.h"
 #include "core/nvtx.h"
 #include "policy/options.h"
 
@@ -53,25 +53,13 @@ enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
 
 /* ---- ENCORE_INCLUDE and ENCORE_EXCLUDE ---------------------------------------------- */
 
-static int name_matches(const char *patterns, const char *name) {
-    char buf[ENC_OPT_STRLEN];
-    strncpy(buf, patterns, sizeof buf - 1);
-    buf[sizeof buf - 1] = 0;
-    char *save = NULL;
-    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        while (*p == ' ') p++;
-        if (*p && fnmatch(p, name, 0) == 0) return 1;
-    }
-    return 0;
-}
-
 static int sequence_allowed(const enc_seq *seq) {
     if (!enc_opt.include[0] && !enc_opt.exclude[0]) return 1;
     for (uint32_t i = 0; i < seq->n; i++) {
         if (seq->recs[i].L->is_op) continue; /* the patterns name kernels */
         const char *name = seq->recs[i].L->name;
-        if (enc_opt.include[0] && !name_matches(enc_opt.include, name)) return 0;
-        if (enc_opt.exclude[0] && name_matches(enc_opt.exclude, name)) return 0;
+        if (enc_opt.include[0] && !enc_name_matches(enc_opt.include, name)) return 0;
+        if (enc_opt.exclude[0] && enc_name_matches(enc_opt.exclude, name)) return 0;
     }
     return 1;
 }

@@ -7,6 +7,7 @@
  * part of their mangled name. Lines go through a fixed buffer and write(2);
  * nothing allocates. */
 #include "core/report.h"
+#include "core/names.h"
 #include "core/report_fields.h"
 
 #include "base/json.h"
@@ -69,68 +70,13 @@ __attribute__((format(printf, 2, 3))) static void bw_fmt(enc_bw *b, const char *
     bw_put(b, line, (size_t)n);
 }
 
-/* The readable part of an Itanium-mangled C++ name, for the table only (the
- * JSON keeps the exact name): "_Z6k_axpyPfPKffi" -> "k_axpy",
- * "_ZN2at6native6kernelIfEEvT_" -> "at::native::kernel<...>". Only the
- * qualified function name, no parameters; anything unexpected gives 0 and the
- * caller shows the raw name. No allocation (unlike __cxa_demangle). */
-static int short_name(const char *m, char *out, size_t cap) {
-    const char *p = m;
-    size_t o = 0;
-    if (p[0] != '_' || p[1] != 'Z') return 0;
-    p += 2;
-    if (*p == 'L') p++;
-    int nested = *p == 'N';
-    if (nested) {
-        p++;
-        while (*p == 'r' || *p == 'V' || *p == 'K' || *p == 'R' || *p == 'O') p++;
-    }
-    int parts = 0;
-    for (;;) {
-        const char *piece = NULL;
-        size_t len = 0;
-        if (p[0] == 'S' && p[1] == 't') {
-            piece = "std";
-            len = 3;
-            p += 2;
-        } else if (*p >= '1' && *p <= '9') {
-            while (*p >= '0' && *p <= '9') {
-                len = len * 10 + (size_t)(*p - '0');
-                if (len > 4096) return 0;
-                p++;
-            }
-            if (strnlen(p, len) < len) return 0;
-            piece = p;
-            p += len;
-        } else {
-            break;
-        }
-        if (o + len + 3 >= cap) return 0;
-        if (parts++) {
-            out[o++] = ':';
-            out[o++] = ':';
-        }
-        memcpy(out + o, piece, len);
-        o += len;
-        if (!nested && piece[0] != 's') /* _ZSt4sort...: std::sort */
-            break;
-    }
-    if (parts == 0) return 0;
-    if (*p == 'I' && o + 6 < cap) {
-        memcpy(out + o, "<...>", 5);
-        o += 5;
-    }
-    out[o] = '\0';
-    return 1;
-}
-
 /* A kernel name for the table: demangled to its readable part, control
  * characters as '?', cut at max bytes (on a UTF-8 boundary) with "...", "?"
  * for NULL. */
 static const char *table_name(const char *s, char *buf, size_t cap, size_t max) {
     char shortened[256];
     if (!s || !*s) return "?";
-    if (short_name(s, shortened, sizeof shortened)) s = shortened;
+    if (enc_name_readable(s, shortened, sizeof shortened)) s = shortened;
     if (max > cap - 4) max = cap - 4;
     size_t n = strlen(s);
     int cut = n > max;
