@@ -180,33 +180,27 @@ static void print_all(const char *what) {
                (unsigned long long)hash_dev(d, Y[d]), (unsigned long long)hash_dev(d, Z[d]));
 }
 
-static void run_eager(int iters) {
-    for (int it = 0; it < 3; it++) iteration(it); // warm-up (NCCL's first launches, encore's learning)
-    for (int d = 0; d < NDEV; d++) {
-        CK(cudaSetDevice(d));
-        CK(cudaStreamSynchronize(S[d]));
-    }
-    double t0 = now_ms();
-    for (int it = 3; it < iters; it++) {
-        iteration(it);
-        if (it % 100 == 99) print_all("checkpoint"); // a synchronisation, as a training loop's logging
-    }
-    for (int d = 0; d < NDEV; d++) {
-        CK(cudaSetDevice(d));
-        CK(cudaStreamSynchronize(S[d]));
-    }
-    fprintf(stderr, "time_ms=%.3f iterations=%d mode=eager\n", now_ms() - t0, iters - 3);
-}
-
-static cudaGraph_t g[NDEV];
-static cudaGraphExec_t ge[NDEV];
-
 static void sync_all(void) {
     for (int d = 0; d < NDEV; d++) {
         CK(cudaSetDevice(d));
         CK(cudaStreamSynchronize(S[d]));
     }
 }
+
+static void run_eager(int iters) {
+    for (int it = 0; it < 3; it++) iteration(it); // warm-up (NCCL's first launches, encore's learning)
+    sync_all();
+    double t0 = now_ms();
+    for (int it = 3; it < iters; it++) {
+        iteration(it);
+        if (it % 100 == 99) print_all("checkpoint"); // a synchronisation, as a training loop's logging
+    }
+    sync_all();
+    fprintf(stderr, "time_ms=%.3f iterations=%d mode=eager\n", now_ms() - t0, iters - 3);
+}
+
+static cudaGraph_t g[NDEV];
+static cudaGraphExec_t ge[NDEV];
 
 static void capture_graphs(void) {
     for (int d = 0; d < NDEV; d++) {
@@ -233,10 +227,7 @@ static void run_graph(int iters) {
         }
         if (it % 100 == 99) print_all("checkpoint");
     }
-    for (int d = 0; d < NDEV; d++) {
-        CK(cudaSetDevice(d));
-        CK(cudaStreamSynchronize(S[d]));
-    }
+    sync_all();
     fprintf(stderr, "time_ms=%.3f iterations=%d mode=graph\n", now_ms() - t0, iters - 3);
 }
 
@@ -329,10 +320,7 @@ static void run_peer(int iters) {
         CK(cudaMemcpyAsync(Z[1], X[1], N * 4, cudaMemcpyDeviceToDevice, S[1]));
         if (it % 100 == 99) print_all("checkpoint");
     }
-    for (int d = 0; d < NDEV; d++) {
-        CK(cudaSetDevice(d));
-        CK(cudaStreamSynchronize(S[d]));
-    }
+    sync_all();
     fprintf(stderr, "time_ms=%.3f iterations=%d mode=peer\n", now_ms() - t0, iters);
 }
 

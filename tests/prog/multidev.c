@@ -111,16 +111,19 @@ static void independent(void)
     }
 }
 
-static void switch_mid(void)
+/* From iteration `from` on, every other iteration also launches `stamp` (a
+ * function of device 0, or a context-independent kernel) on device 0's stream
+ * while device 1 is current, between the two devices' held launches, and
+ * prints the driver's answer. */
+static void switch_mid(CUfunction stamp, int from)
 {
     for (int it = 0; it < ITERATIONS; it++) {
         use(0);
         head(0, it);
         use(1);
         head(1, it);
-        if (it >= 20 && it % 2 == 0) { /* device 0's stream while device 1 is current */
-            CUresult r = prog_launch_rc(K[0].stamp, PROG_GRID(N), PROG_BLOCK, 0, S[0],
-                                        (void *[]){&Y[0], &(uint32_t){N}});
+        if (it >= from && it % 2 == 0) { /* device 0's stream while device 1 is current */
+            CUresult r = prog_launch_rc(stamp, PROG_GRID(N), PROG_BLOCK, 0, S[0], (void *[]){&Y[0], &(uint32_t){N}});
             printf("iteration %d: a launch on device 0's stream with device 1 current: %s\n", it, prog_err_name(r));
         }
         use(0);
@@ -139,24 +142,7 @@ static void kernel_elsewhere(void)
     CUkernel stamp;
     CK(drv.cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
     CK(drv.cuLibraryGetKernel(&stamp, lib, "stamp"));
-    for (int it = 0; it < ITERATIONS; it++) {
-        use(0);
-        head(0, it);
-        use(1);
-        head(1, it);
-        if (it % 2 == 0) { /* device 0's stream while device 1 is current */
-            CUresult r = prog_launch_rc((CUfunction)(void *)stamp, PROG_GRID(N), PROG_BLOCK, 0, S[0],
-                                        (void *[]){&Y[0], &(uint32_t){N}});
-            if (it == 0)
-                printf("a context-independent kernel on device 0's stream with device 1 current: %s\n",
-                       prog_err_name(r));
-        }
-        use(0);
-        tail(0);
-        use(1);
-        tail(1);
-        print_both(it);
-    }
+    switch_mid((CUfunction)(void *)stamp, 0);
     CK(drv.cuLibraryUnload(lib));
 }
 
@@ -298,7 +284,7 @@ int main(int argc, char **argv)
         independent();
     } else if (!strcmp(mode, "switch-mid")) {
         setup(0);
-        switch_mid();
+        switch_mid(K[0].stamp, 20);
     } else if (!strcmp(mode, "kernel-elsewhere")) {
         setup(0);
         kernel_elsewhere();
