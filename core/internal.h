@@ -136,6 +136,7 @@ typedef struct enc_seq {
 typedef struct enc_graph_node {
     CUgraphNode node;
     CUfunction func; /* as the graph has it (a CUkernel launch has a CUfunction there) */
+    CUevent ev;      /* an event node's event as captured (patches change only the exec's) */
 } enc_graph_node;
 
 typedef struct enc_graph {
@@ -405,20 +406,19 @@ uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n);
 void enc_store_add_graph(enc_store *s, enc_graph *g);
 /* Unhang and free g. Its candidate counts again from zero if `evicted`, else never again. */
 void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
-/* Drop the graphs with a launch of f (or of a handle of the other kind,
- * CUkernel or CUfunction, which may name the same code; `kernel`: f is a
- * CUkernel; NULL: every graph); their candidates count again from zero. */
+/* Drop the graphs with a launch of f (or of the other kind of handle, which may name the same
+ * code; `kernel`: f is a CUkernel; NULL: every graph); their candidates count again from zero. */
 void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel);
+/* Drop the graphs with an event node naming ev, as captured or as patched since; their candidates count again. */
+void enc_store_drop_graphs_naming(enc_store *s, CUevent ev);
 /* The least recently used graph of the store, or NULL. */
 enc_graph *enc_store_lru(const enc_store *s);
 void enc_store_evict_lru(enc_store *s);
-/* Drop every graph that names a retired layout (its code is unloaded); their
- * candidates count again. Returns how many were dropped. */
+/* Drop every graph that names a retired layout (its code is unloaded); their candidates count again. Returns how many were dropped. */
 int enc_store_drop_retired(enc_store *s);
-/* Rebuild the trie from the live graphs when more than half of its nodes
- * are dead (with `force`: when any is), so that evicted graphs' paths do not
- * pile up. Never while the stream holds (held launches name a trie node).
- * Returns 1 if it rebuilt. */
+/* Rebuild the trie from the live graphs when more than half of its nodes are dead (with `force`:
+ * when any is), so that evicted graphs' paths do not pile up. Never while the stream holds (held
+ * launches name a trie node). Returns 1 if it rebuilt. */
 int enc_store_compact(enc_store *s, int force);
 /* Drop every graph, the trie and the candidates. */
 void enc_store_forget(enc_store *s);

@@ -158,6 +158,7 @@ static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs,
         chain[i].node = all[next];
         prev = next;
         if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) return 0;
+        chain[i].ev = enc_op_event(&recs[i], arena);
     }
     return 1;
 }

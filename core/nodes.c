@@ -214,7 +214,33 @@ void enc_core_event_observe(CUevent ev) {
     }
 }
 
-void enc_core_event_destroyed(CUevent ev) { enc_evtab_forget_event(ev); }
+/* ev was destroyed, or created (a destroyed event's handle may come back): no
+ * graph names it any more. The driver refuses to patch a record node whose
+ * event was destroyed, and a replay of a node naming a destroyed event whose
+ * handle came back would record the old event (docs/driver-rules.md, rule 8). */
+void enc_nodes_forget_graphs(CUevent ev) {
+    if (!ev || !__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED)) return;
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *st = enc_states[i];
+        if (!__atomic_load_n(&st->store.ngraphs, __ATOMIC_RELAXED)) continue;
+        pthread_mutex_lock(&st->mu);
+        enc_store_drop_graphs_naming(&st->store, ev);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+void enc_core_event_destroyed(CUevent ev) {
+    enc_evtab_forget_event(ev);
+    enc_nodes_forget_graphs(ev);
+}
+
+CUevent enc_op_event(const enc_rec *r, const unsigned char *arena) {
+    if (!r->L->is_op) return NULL;
+    enc_op op;
+    memcpy(&op, arena + r->arg_off, sizeof op);
+    return op.kind == ENC_OP_RECORD || op.kind == ENC_OP_WAIT ? op.ev : NULL;
+}
 
 /* Before op on st: what holds the event in a way op must come after. */
 static void order_event(const enc_op *op, enc_stream_state *st) {

@@ -35,8 +35,11 @@ int enc_op_patchable(const struct enc_rec *h, const unsigned char *harena, const
  * patching of that op kind off (one warning); other kinds go on. */
 CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const struct enc_rec *r, const unsigned char *arena,
                       CUcontext ctx);
+/* The event of a recorded event record or wait, else NULL. */
+CUevent enc_op_event(const struct enc_rec *r, const unsigned char *arena);
 int enc_evtab_event_ok(CUevent ev, int record); /* known, not IPC; a record: not timing */
 void enc_evtab_forget_event(CUevent ev);
+void enc_nodes_forget_graphs(CUevent ev); /* ev destroyed or created: graphs naming it go */
 struct enc_stream_state *enc_evtab_holder(CUevent ev, int wait);
 /* st holds a record of ev (or a wait on it): 0 if that cannot be noted (then it is not held). */
 int enc_evtab_hold(struct enc_stream_state *st, CUevent ev, int wait);

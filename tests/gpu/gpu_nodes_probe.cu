@@ -1,9 +1,11 @@
 // Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu-nodes-probe).
 //   gpu_nodes_probe WORKLOAD [iters]   WORKLOAD: events | forkjoin | copy | memset  -> "RESULT ..." line
 //                                       | copyring | setring | eventring (ends, destinations, events from rings of 8: patched)
+//                                       | eventchurn (forkjoin with two events created and destroyed every iteration)
 //   gpu_nodes_probe rules                the driver rules nodes.c relies on      -> "RULE ..." lines
 //                                        (8-11: patching event nodes, the cases DDP may meet; 12: a wait
-//                                        and a record of one event in one graph)
+//                                        and a record of one event in one graph; 13: patching from an
+//                                        event patched in before and destroyed since)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
@@ -46,12 +48,14 @@ static int workload(const char *w, int iters) {
     for (int it = 0; it < iters; it++) {
         if (!strcmp(w, "events")) {          // cuBLAS-like: its own event records between kernels
             for (int j = 0; j < 8; j++) { k(y, x, 1.01f, s1); CK(cudaEventRecord(e1, s1)); k(x, y, 0.99f, s1); }
-        } else if (!strcmp(w, "forkjoin") || !strcmp(w, "eventring")) { // fork/join every iteration
-            cudaEvent_t a = w[0] == 'e' ? er[it % R][0] : e1, b = w[0] == 'e' ? er[it % R][1] : e2;
+        } else if (!strcmp(w, "forkjoin") || !strcmp(w, "eventring") || !strcmp(w, "eventchurn")) { // fork/join every iteration
+            cudaEvent_t a = w[5] == 'r' ? er[it % R][0] : e1, b = w[5] == 'r' ? er[it % R][1] : e2;
+            if (w[5] == 'c') { CK(cudaEventCreateWithFlags(&a, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&b, cudaEventDisableTiming)); }
             k(y, x, 1.01f, s1); CK(cudaEventRecord(a, s1)); CK(cudaStreamWaitEvent(s2, a, 0));
             for (int j = 0; j < 4; j++) k(z, y, 0.5f, s2);
             CK(cudaEventRecord(b, s2)); CK(cudaStreamWaitEvent(s1, b, 0));
             for (int j = 0; j < 4; j++) k(x, z, 0.25f, s1);
+            if (w[5] == 'c') { CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b)); } // as PyTorch's collectives' events
         } else if (!strcmp(w, "copy")) {     // pinned H2D and D2D mid-iteration
             k(y, x, 1.01f, s1); CK(cudaMemcpyAsync(z, pin, N * 4, cudaMemcpyHostToDevice, s1));
             k(y, z, 0.5f, s1); CK(cudaMemcpyAsync(z, y, N * 4, cudaMemcpyDeviceToDevice, s1));
@@ -122,6 +126,26 @@ static void event_patch_rules(cudaStream_t s) {
             CK(cudaGraphExecDestroy(gx)); CK(cudaGraphDestroy(g)); CK(cudaEventDestroy(neu));
             if (!c.destroy_old) CK(cudaEventDestroy(old));
         }
+}
+
+// 13. Patching from an event patched in before and destroyed since (the captured one alive):
+// encore drops such graphs (core/nodes.c enc_nodes_forget_graphs); is that needed?
+static void patched_event_destroyed(cudaStream_t s) {
+    for (int wait = 0; wait < 2; wait++) {
+        cudaEvent_t cap, mid, neu;
+        CK(cudaEventCreateWithFlags(&cap, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&mid, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&neu, cudaEventDisableTiming));
+        cudaGraph_t g; cudaGraphExec_t gx; CUgraphNode n = event_node(s, cap, wait, &g, &gx);
+        CUresult r1 = wait ? cuGraphExecEventWaitNodeSetEvent((CUgraphExec)gx, n, (CUevent)mid)
+                           : cuGraphExecEventRecordNodeSetEvent((CUgraphExec)gx, n, (CUevent)mid);
+        CK(cudaEventDestroy(mid));
+        CUresult r2 = wait ? cuGraphExecEventWaitNodeSetEvent((CUgraphExec)gx, n, (CUevent)neu)
+                           : cuGraphExecEventRecordNodeSetEvent((CUgraphExec)gx, n, (CUevent)neu);
+        cudaError_t l = cudaGraphLaunch(gx, s); cudaError_t q = cudaStreamSynchronize(s); cudaGetLastError();
+        printf("RULE %s node exec-set to an event, that event destroyed, exec-set again: %d then %d, launch %s, sync %s\n",
+               wait ? "wait" : "record", (int)r1, (int)r2, nm(l), nm(q));
+        CK(cudaGraphExecDestroy(gx)); CK(cudaGraphDestroy(g)); CK(cudaEventDestroy(cap)); CK(cudaEventDestroy(neu));
+    }
 }
 
 // 12. One graph waits for an event and later records the same event (NCCL's one event for
@@ -208,11 +232,12 @@ static int rules() {
     CK(cudaDeviceSynchronize());
     event_patch_rules(s);
     same_event_wait_then_record(s, s2);
+    patched_event_destroyed(s);
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: gpu_nodes_probe events|forkjoin|copy|memset [iters] | rules\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: gpu_nodes_probe WORKLOAD [iters] | rules (see the top of the file)\n"); return 2; }
     int dev = 0; if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) return 77;
     if (!strcmp(argv[1], "rules")) return rules();
     return workload(argv[1], argc > 2 ? atoi(argv[2]) : 2000);

@@ -22,6 +22,9 @@
  *   setring    a memset of a new device buffer from the ring, to a new value,
  *              every iteration, then a copy from it
  *   eventring  forkjoin with its two events taken from a ring of RING pairs
+ *   eventchurn forkjoin with two events created for the iteration and
+ *              destroyed at its end (as PyTorch's collectives do): a graph
+ *              may not keep a destroyed event, nor be patched from one
  *
  *   prog_nodes MODE [iterations] */
 #include "prog.h"
@@ -68,11 +71,14 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
             pthread_join(t, NULL);
         }
         printf("iteration %3d event saw %016llx\n", it, (unsigned long long)seen);
-    } else if (!strcmp(mode, "forkjoin") || !strcmp(mode, "eventring")) {
+    } else if (!strcmp(mode, "forkjoin") || !strcmp(mode, "eventring") || !strcmp(mode, "eventchurn")) {
         CUevent a = e1, b = e2;
         if (!strcmp(mode, "eventring")) {
             a = ev_ring[it % RING][0];
             b = ev_ring[it % RING][1];
+        } else if (!strcmp(mode, "eventchurn")) {
+            CK(drv.cuEventCreate(&a, CU_EVENT_DISABLE_TIMING));
+            CK(drv.cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));
         }
         CK(drv.cuEventRecord(a, s1));
         CK(drv.cuStreamWaitEvent(s2, a, 0));
@@ -81,6 +87,10 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
         CK(drv.cuEventRecord(b, s2));
         CK(drv.cuStreamWaitEvent(s1, b, 0));
         k_add(&k, s1, x, z, N);
+        if (!strcmp(mode, "eventchurn")) { /* their records and waits may still be pending or held */
+            CK(drv.cuEventDestroy(a));
+            CK(drv.cuEventDestroy(b));
+        }
     } else if (!strcmp(mode, "copy") || !strcmp(mode, "pageable")) {
         static uint32_t pageable[N];
         uint32_t *src = !strcmp(mode, "copy") ? pin : pageable;
@@ -126,7 +136,7 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
 int main(int argc, char **argv) {
     if (argc < 2)
         prog_die("usage: prog_nodes record|observer|forkjoin|copy|pageable|memset|rerecord|copyring|setring|eventring "
-                 "[iterations]");
+                 "|eventchurn [iterations]");
     const char *mode = argv[1];
     int iters = argc > 2 ? atoi(argv[2]) : 60;
     prog_init();

@@ -188,7 +188,14 @@ static CUresult exec_set_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUeven
     if (rc) return rc;
     pthread_mutex_lock(&g_mu);
     sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, type);
-    sim_event *e = sim_event_get(event);
+    sim_work *cw = sim_node_work_locked(hNode, type);
+    sim_event *e = sim_event_get(event), *captured = cw ? cw->u.ev.ev : NULL;
+    /* The driver's rule (gpu_nodes_probe rule 8, H100, driver 580): a record
+     * node whose event was destroyed cannot be patched (CUDA error 1). Its
+     * event as captured is checked; the one patched in since too (not probed). */
+    if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD && w &&
+        ((captured && !captured->magic) || (w->u.ev.ev && !w->u.ev.ev->magic)))
+        e = NULL;
     if (w && e) {
         atomic_fetch_add(&e->refs, 1);
         sim_event_unref(w->u.ev.ev);
