@@ -91,6 +91,7 @@ VARIANTS = {
     "encore-hold-always": {"ENCORE_HOLD_RULE": "0"},    # holding without the hold rule
     "encore-gap30": {"ENCORE_MAX_GAP": "30us"},          # streams held up to 30 us a launch (default 10)
     "encore-budget30": {"ENCORE_HOLD_BUDGET": "30us"},   # shorter held sequences (default 120 us of host time)
+    "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
 }
 VARIANT_NOTES = {
     "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
@@ -100,6 +101,8 @@ VARIANT_NOTES = {
     "encore-hold-always": "ENCORE_HOLD_RULE=0: held wherever a graph's sequence begins",
     "encore-gap30": "ENCORE_MAX_GAP=30us: streams whose launches come up to 30 us apart are held too",
     "encore-budget30": "ENCORE_HOLD_BUDGET=30us: held sequences of at most 30 us of host time (GPU waits less)",
+    "launch-free": "no encore: LD_PRELOAD=libskiplaunch.so SKIPLAUNCH_SWITCH=1, its A blocks skip every kernel "
+                   "launch (the GPU does nothing): the launch-free bound, what no launch interposer can beat",
 }
 
 
@@ -211,7 +214,10 @@ class Paired:
         env["PYTHONUNBUFFERED"] = "1"
         log_path = None
         extra = VARIANTS[variant]
-        if extra is not None:
+        if variant == "launch-free":
+            env["LD_PRELOAD"] = self.libs["skiplaunch"]
+            env["SKIPLAUNCH_SWITCH"] = "1"
+        elif extra is not None:
             env["LD_PRELOAD"] = self.libs["encore"]
             env.update(extra)
             if variant != "encore-off":
@@ -279,7 +285,7 @@ class Paired:
     def switch_schedule(self, w, v, blocks_sw):
         """The block letters and count of a switch process of workload w, variant v."""
         native = WORKLOADS[w][0] == "native"
-        sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"
+        sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"  # launch-free: P launches, A skips
         if native:  # every ratio against D blocks (eager in-process): encore-off is E/D
             sched = "DE" if v == "encore-off" else "D" + sched
             return sched, (6 if self.args.quick else 24) * len(sched) + 1
@@ -300,7 +306,8 @@ class Paired:
             phase1 = time.monotonic() + self.args.switch_share * (self.deadline - time.monotonic())
             for w in workloads:  # phase 1: every workload's switch processes (they also warm compile caches)
                 native = WORKLOADS[w][0] == "native"
-                vs = [x for x in variants if x != "eager" and (native or x != "encore-off")]
+                vs = [x for x in variants if x != "eager" and (native or x != "encore-off") and
+                      not (native and x == "launch-free")]  # native: bound known (D blocks bypass the preload)
                 # native: blocks of a few ms, so many of them, and 4 processes a variant, interleaved;
                 # Python: 2 processes a variant where the budget allows (the first also warms caches)
                 for k in range(1 if quick else (4 if native else 2)):
@@ -313,7 +320,7 @@ class Paired:
                 self.write_report(workloads, variants)
             pair_variants = ["eager", "encore-off"]
         else:
-            pair_variants = ["eager"] + [v for v in variants if v != "eager"]
+            pair_variants = ["eager"] + [v for v in variants if v not in ("eager", "launch-free")]
         blocks_pair = 3 if quick else 5
         for rnd in range(rounds):  # phase 2: interleaved process pairs, round-robin over the workloads
             ran = False
@@ -385,6 +392,10 @@ class Paired:
                 row["variants"][v] = cell
             off = row["variants"].get("encore-off", {}).get("_pairs", [])
             for v, cell in row["variants"].items():
+                if v == "launch-free":  # its P blocks launch as eager does (the preload's hooks only)
+                    if cell["switch"]:
+                        cell["vs_eager"] = dict(cell["switch"], how="in-process: launches skipped / launched")
+                    continue
                 if cell.get("vs_eager_direct"):
                     cell["vs_eager"] = cell["vs_eager_direct"]
                     if cell.get("graph_vs_eager_direct"):
@@ -592,8 +603,8 @@ def report_md(rows, args, notes):
          "over a passive step's time. Their process pairs (no preload against ENCORE=0, below) are kept but "
          "vary too much between processes to resolve 1%.", ""]
     L += ["| workload | encore / eager | verdict | replay % | encore-off / eager | verdict | "
-          "graph mode (speedup over eager) |",
-          "|---|---|---|---|---|---|---|"]
+          "graph mode (speedup over eager) | launch-free bound (speedup) |",
+          "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         e = r["variants"].get("encore", {})
         o = r["variants"].get("encore-off", {})
@@ -604,7 +615,8 @@ def report_md(rows, args, notes):
             "" if g or not r["graph_label"] else " (not measured)")
         L.append(f"| {r['label']} | {fmt_ratio(ve)} | {ve['verdict'] if ve else '—'} | "
                  f"{'—' if rp is None else f'{rp:.1f}'} | {fmt_ratio(vo)}{' (derived)' if r.get('off_derived') else ''} | "
-                 f"{verdict(vo['ci'], 0.01) if vo else '—'} | {gtxt} |")
+                 f"{verdict(vo['ci'], 0.01) if vo else '—'} | {gtxt} | "
+                 f"{fmt_speedup(r['variants'].get('launch-free', {}).get('vs_eager'))} |")
     L += ["", "## Cost breakdown (in-process: variant active / passive blocks)", ""]
     L += ["| workload | variant | active / passive | n | verdict | replay % (process) | replay % (timed active "
           "blocks) |", "|---|---|---|---|---|---|---|"]

@@ -15,6 +15,7 @@
  * variants become no-ops; every other name gets the real pointer. The same
  * names are also exported directly, for programs linked with -lcuda.
  *
+ * SKIPLAUNCH_SWITCH=1 makes it switchable in-process (below).
  * SKIPLAUNCH_REPORT=1 prints "skiplaunch: skipped N launches" at exit. */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -76,26 +77,71 @@ static void *real_cuda(const char *name, void **slot) {
 
 /* ---- the no-op launches ----------------------------------------------------- */
 
-static CUresult noop_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                            unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params,
-                            void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)s; (void)params;
-    (void)extra;
-    __atomic_fetch_add(&skipped, 1, __ATOMIC_RELAXED);
+/* SKIPLAUNCH_SWITCH=1: launches go to the driver until the program switches
+ * skipping on through the same in-process switch encore answers
+ * (cuGetProcAddress("encoreSetActive"): CUresult fn(int on)), so that a
+ * benchmark measures the bound in blocks of one process (scripts/bench_paired.py,
+ * variant launch-free: its A blocks skip, its P blocks launch). Otherwise
+ * every launch is skipped from the start. */
+static int skipping = -1; /* -1: not read yet */
+static void *real_launch[4]; /* cuLaunchKernel, _ptsz, cuLaunchKernelEx, _ptsz: as the driver gave them */
+
+static int switchable(void) {
+    const char *e = getenv("SKIPLAUNCH_SWITCH");
+    return e && !strcmp(e, "1");
+}
+
+static int skip_now(void) {
+    int v = __atomic_load_n(&skipping, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = !switchable();
+        __atomic_store_n(&skipping, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+static CUresult set_skipping(int on) {
+    (void)skip_now();
+    __atomic_store_n(&skipping, on != 0, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
 
-static CUresult noop_launch_ex(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
-    (void)config; (void)f; (void)params; (void)extra;
-    __atomic_fetch_add(&skipped, 1, __ATOMIC_RELAXED);
-    return CUDA_SUCCESS;
+#define NOOP_LAUNCH(name, k)                                                                                         \
+    static CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,           \
+                         unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params,            \
+                         void **extra) {                                                                             \
+        PFN_cuLaunchKernel_v4000 real = (PFN_cuLaunchKernel_v4000)__atomic_load_n(&real_launch[k], __ATOMIC_ACQUIRE); \
+        if (!skip_now() && real) return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);                    \
+        __atomic_fetch_add(&skipped, 1, __ATOMIC_RELAXED);                                                           \
+        return CUDA_SUCCESS;                                                                                         \
+    }
+#define NOOP_LAUNCH_EX(name, k)                                                                                      \
+    static CUresult name(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {                 \
+        PFN_cuLaunchKernelEx_v11060 real =                                                                           \
+            (PFN_cuLaunchKernelEx_v11060)__atomic_load_n(&real_launch[k], __ATOMIC_ACQUIRE);                        \
+        if (!skip_now() && real) return real(config, f, params, extra);                                              \
+        __atomic_fetch_add(&skipped, 1, __ATOMIC_RELAXED);                                                           \
+        return CUDA_SUCCESS;                                                                                         \
+    }
+NOOP_LAUNCH(noop_launch, 0)
+NOOP_LAUNCH(noop_launch_ptsz, 1)
+NOOP_LAUNCH_EX(noop_launch_ex, 2)
+NOOP_LAUNCH_EX(noop_launch_ex_ptsz, 3)
+
+/* The exported names (programs linked with -lcuda) have no driver pointer yet: their first call looks it up. */
+static void real_launches_from_libcuda(void) {
+    static const char *const names[4] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                         "cuLaunchKernelEx_ptsz"};
+    for (int k = 0; k < 4; k++)
+        if (!__atomic_load_n(&real_launch[k], __ATOMIC_ACQUIRE) && libcuda())
+            __atomic_store_n(&real_launch[k], real_dlsym(libcuda(), names[k]), __ATOMIC_RELEASE);
 }
 
 /* Compile-time checks that the no-ops have the driver's signatures. */
 static PFN_cuLaunchKernel_v4000 const check_launch = noop_launch;
-static PFN_cuLaunchKernel_v7000_ptsz const check_launch_ptsz = noop_launch;
+static PFN_cuLaunchKernel_v7000_ptsz const check_launch_ptsz = noop_launch_ptsz;
 static PFN_cuLaunchKernelEx_v11060 const check_launch_ex = noop_launch_ex;
-static PFN_cuLaunchKernelEx_v11060_ptsz const check_launch_ex_ptsz = noop_launch_ex;
+static PFN_cuLaunchKernelEx_v11060_ptsz const check_launch_ex_ptsz = noop_launch_ex_ptsz;
 
 /* ---- cuGetProcAddress ------------------------------------------------------- */
 
@@ -107,9 +153,17 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
 /* What to hand out for `name` (a base name as given to cuGetProcAddress, or an
  * exported ABI name as given to dlsym) whose real address is `real`. */
 static void *substitute(const char *name, void *real, int gpa_version) {
+    if (name && !strcmp(name, "encoreSetActive") && switchable()) return (void *)set_skipping; /* no driver name */
     if (!real || !name || name[0] != 'c' || name[1] != 'u') return real;
-    if (!strcmp(name, "cuLaunchKernel") || !strcmp(name, "cuLaunchKernel_ptsz")) return (void *)noop_launch;
-    if (!strcmp(name, "cuLaunchKernelEx") || !strcmp(name, "cuLaunchKernelEx_ptsz")) return (void *)noop_launch_ex;
+    static const char *const launches[4] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                            "cuLaunchKernelEx_ptsz"};
+    static void *const noops[4] = {(void *)noop_launch, (void *)noop_launch_ptsz, (void *)noop_launch_ex,
+                                   (void *)noop_launch_ex_ptsz};
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(name, launches[k])) {
+            if (real != noops[k]) __atomic_store_n(&real_launch[k], real, __ATOMIC_RELEASE);
+            return noops[k];
+        }
     if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)wrap_gpa_v2;
     if (!strcmp(name, "cuGetProcAddress"))
         /* Through cuGetProcAddress the version picks the variant (v12000 has
@@ -122,6 +176,11 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
                             CUdriverProcAddressQueryResult *status) {
     PFN_cuGetProcAddress_v12000 real = (PFN_cuGetProcAddress_v12000)real_cuda("cuGetProcAddress_v2", &real_gpa_v2_ptr);
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+    if (symbol && pfn && !strcmp(symbol, "encoreSetActive") && switchable()) {
+        *pfn = (void *)set_skipping;
+        if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+    }
     CUresult r = real(symbol, pfn, version, flags, status);
     if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn, version);
     return r;
@@ -130,6 +189,10 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
 static CUresult wrap_gpa_v1(const char *symbol, void **pfn, int version, cuuint64_t flags) {
     PFN_cuGetProcAddress_v11030 real = (PFN_cuGetProcAddress_v11030)real_cuda("cuGetProcAddress", &real_gpa_v1_ptr);
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+    if (symbol && pfn && !strcmp(symbol, "encoreSetActive") && switchable()) {
+        *pfn = (void *)set_skipping;
+        return CUDA_SUCCESS;
+    }
     CUresult r = real(symbol, pfn, version, flags);
     if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn, version);
     return r;
@@ -167,6 +230,7 @@ EXPORT CUresult skip_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int 
 EXPORT CUresult skip_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                     unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                                     CUstream s, void **params, void **extra) {
+    real_launches_from_libcuda();
     return noop_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 EXPORT CUresult skip_cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -175,17 +239,20 @@ EXPORT CUresult skip_cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned
 EXPORT CUresult skip_cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                          unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                                          CUstream s, void **params, void **extra) {
-    return noop_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    real_launches_from_libcuda();
+    return noop_launch_ptsz(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 EXPORT CUresult skip_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
     __asm__("cuLaunchKernelEx");
 EXPORT CUresult skip_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
+    real_launches_from_libcuda();
     return noop_launch_ex(config, f, params, extra);
 }
 EXPORT CUresult skip_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
     __asm__("cuLaunchKernelEx_ptsz");
 EXPORT CUresult skip_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
-    return noop_launch_ex(config, f, params, extra);
+    real_launches_from_libcuda();
+    return noop_launch_ex_ptsz(config, f, params, extra);
 }
 EXPORT CUresult skip_cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                          CUdriverProcAddressQueryResult *status) __asm__("cuGetProcAddress_v2");
