@@ -104,6 +104,7 @@ void enc_core_op_failed(CUstream stream, int per_thread);
 void enc_core_event_observe(CUevent ev);
 extern int enc_n_ev_holders; /* events some stream holds a record of or a wait on; atomic */
 void enc_core_event_created(CUevent ev, unsigned flags);
+void enc_core_event_destroying(CUevent ev); /* before the driver's destroy: no graph names it afterwards */
 void enc_core_event_destroyed(CUevent ev);
 /* The program's own memory: device allocations and page-locked host ranges
  * (a copy between other memory is pageable and ends the sequence). */

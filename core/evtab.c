@@ -76,7 +76,7 @@ void enc_core_event_created(CUevent ev, unsigned flags) {
     slot *s = claim(kinds, (uintptr_t)ev);
     if (s) __atomic_store_n(&s->val, (uintptr_t)flags + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&tab_mu);
-    enc_nodes_forget_graphs(ev); /* its handle may be a destroyed event's */
+    enc_nodes_unname(ev); /* its handle may be a destroyed event's */
 }
 
 void enc_evtab_forget_event(CUevent ev) {

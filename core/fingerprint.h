@@ -8,12 +8,16 @@
 #ifndef ENCORE_FINGERPRINT_H
 #define ENCORE_FINGERPRINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifndef XXH_INLINE_ALL
 #define XXH_INLINE_ALL
 #endif
 #include <xxhash.h>
+
+/* The arguments' fingerprint: their bytes as recorded. */
+static inline uint64_t enc_fp_args(const void *args, size_t n) { return XXH3_64bits(args, n); }
 
 /* Two 32-bit fields in one 64-bit word, the first in the low half. */
 static inline uint64_t enc_fp_pair(uint32_t lo, uint32_t hi) { return (uint64_t)lo | (uint64_t)hi << 32; }

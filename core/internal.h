@@ -136,7 +136,7 @@ typedef struct enc_seq {
 typedef struct enc_graph_node {
     CUgraphNode node;
     CUfunction func; /* as the graph has it (a CUkernel launch has a CUfunction there) */
-    CUevent ev;      /* an event node's event as captured (patches change only the exec's) */
+    CUevent ev;      /* an event node's event as captured (encore's placeholder, or the program's) */
 } enc_graph_node;
 
 typedef struct enc_graph {
@@ -409,8 +409,8 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
 /* Drop the graphs with a launch of f (or of the other kind of handle, which may name the same
  * code; `kernel`: f is a CUkernel; NULL: every graph); their candidates count again from zero. */
 void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel);
-/* Drop the graphs with an event node naming ev, as captured or as patched since; their candidates count again. */
-void enc_store_drop_graphs_naming(enc_store *s, CUevent ev);
+/* No graph names ev any more (nodes.c enc_graph_unname_event); those that cannot stop go, for good. */
+void enc_store_unname_event(enc_store *s, CUevent ev);
 /* The least recently used graph of the store, or NULL. */
 enc_graph *enc_store_lru(const enc_store *s);
 void enc_store_evict_lru(enc_store *s);

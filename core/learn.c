@@ -190,24 +190,46 @@ static enc_graph_node *chain_nodes(CUgraph g, const enc_rec *recs, const unsigne
 
 /* ---- capture ----------------------------------------------------------------------- */
 
+/* Per context: encore's capture stream, and the placeholder event its event
+ * nodes are captured with (never recorded by the program, never destroyed
+ * while its context lives: an event node can always go back to it). */
 static struct {
     CUcontext ctx;
     CUstream s;
+    CUevent ev;
 } priv[MAX_PRIVATE_STREAMS];
 static int npriv;
 static pthread_mutex_t priv_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static CUstream private_stream(CUcontext ctx) {
-    CUstream s = NULL;
-    pthread_mutex_lock(&priv_mu);
+/* ctx's entry (created, its stream with it, if need be), or -1. With priv_mu held. */
+static int private_entry(CUcontext ctx) {
     for (int i = 0; i < npriv; i++)
-        if (priv[i].ctx == ctx) s = priv[i].s;
-    if (!s && npriv < MAX_PRIVATE_STREAMS && enc_drv.streamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
-        priv[npriv].ctx = ctx;
-        priv[npriv++].s = s;
-    }
+        if (priv[i].ctx == ctx) return i;
+    CUstream s;
+    if (npriv >= MAX_PRIVATE_STREAMS || enc_drv.streamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return -1;
+    priv[npriv].ctx = ctx;
+    priv[npriv].s = s;
+    priv[npriv].ev = NULL;
+    return npriv++;
+}
+
+static CUstream private_stream(CUcontext ctx) {
+    pthread_mutex_lock(&priv_mu);
+    int i = private_entry(ctx);
+    CUstream s = i >= 0 ? priv[i].s : NULL;
     pthread_mutex_unlock(&priv_mu);
     return s;
+}
+
+/* ctx's placeholder event (ctx current), or NULL. */
+static CUevent placeholder_event(CUcontext ctx) {
+    pthread_mutex_lock(&priv_mu);
+    int i = private_entry(ctx);
+    if (i >= 0 && !priv[i].ev && enc_drv.eventCreate(&priv[i].ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        priv[i].ev = NULL;
+    CUevent ev = i >= 0 ? priv[i].ev : NULL;
+    pthread_mutex_unlock(&priv_mu);
+    return ev;
 }
 
 void enc_learn_context_gone(CUcontext ctx) {
@@ -247,6 +269,9 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
     ENC_GUARDED {
         int pushed = enc_stream_enter_ctx(st);
         CUstream priv = private_stream(st->ctx);
+        /* Event nodes name the placeholder in the graph and the program's events in its exec: the
+         * program may destroy its events, and the driver patches no record node whose event is gone. */
+        CUevent ph = g->nops && enc_op_events_patchable() ? placeholder_event(st->ctx) : NULL;
         if (!priv) {
             what = "creating encore's capture stream";
             r = CUDA_ERROR_UNKNOWN;
@@ -255,7 +280,7 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
             what = "cuStreamBeginCapture";
         if (!what) {
             for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++)
-                r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1)
+                r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1, ph)
                                         : enc_stream_issue_rec(&g->recs[i], g->arena, priv);
             CUresult re = enc_drv.streamEndCapture(priv, &cg);
             if (r != CUDA_SUCCESS)
@@ -274,6 +299,7 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
             g->graph = cg; /* kept: its node handles name the nodes to patch */
             cg = NULL;
         }
+        if (!what && ph && (what = enc_graph_name_events(g, ph)) != NULL) r = CUDA_ERROR_UNKNOWN;
         if (cg) enc_drv.graphDestroy(cg);
         enc_stream_leave_ctx(pushed);
     }

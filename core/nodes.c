@@ -39,6 +39,7 @@
 
 #include "base/driver.h"
 #include "base/log.h"
+#include "core/fingerprint.h"
 #include "core/internal.h"
 #include "policy/options.h"
 
@@ -79,9 +80,10 @@ static CUresult issue_set(const enc_op *op, CUstream s) {
     }
 }
 
-CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture) {
+CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture, CUevent as) {
     enc_op op;
     memcpy(&op, arena + r->arg_off, sizeof op);
+    if (as && (op.kind == ENC_OP_RECORD || op.kind == ENC_OP_WAIT)) op.ev = as;
     switch (op.kind) {
     case ENC_OP_RECORD:
         return AUDITED(enc_drv.eventRecordWithFlags(op.ev, stream, capture ? CU_EVENT_RECORD_EXTERNAL : 0));
@@ -214,25 +216,72 @@ void enc_core_event_observe(CUevent ev) {
     }
 }
 
-/* ev was destroyed, or created (a destroyed event's handle may come back): no
- * graph names it any more. The driver refuses to patch a record node whose
- * event was destroyed, and a replay of a node naming a destroyed event whose
- * handle came back would record the old event (docs/driver-rules.md, rule 8). */
-void enc_nodes_forget_graphs(CUevent ev) {
+/* ev is about to be destroyed, or was created (a destroyed event's handle
+ * may come back): no graph names it any more. An event node naming it goes
+ * back to the event it was captured with (encore's own placeholder, which
+ * lives as long as its context: capture_graph in learn.c), as the held
+ * arguments say; a graph captured with ev itself goes, since the driver
+ * refuses to patch a record node whose event was destroyed (gpu_nodes_probe
+ * rule 8), and a graph still naming a destroyed event could match a new
+ * event that got its handle (docs/driver-rules.md). */
+void enc_nodes_unname(CUevent ev) {
     if (!ev || !__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED)) return;
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->store.ngraphs, __ATOMIC_RELAXED)) continue;
         pthread_mutex_lock(&st->mu);
-        enc_store_drop_graphs_naming(&st->store, ev);
+        enc_store_unname_event(&st->store, ev);
         pthread_mutex_unlock(&st->mu);
     }
 }
 
-void enc_core_event_destroyed(CUevent ev) {
-    enc_evtab_forget_event(ev);
-    enc_nodes_forget_graphs(ev);
+void enc_core_event_destroying(CUevent ev) { enc_nodes_unname(ev); }
+
+void enc_core_event_destroyed(CUevent ev) { enc_evtab_forget_event(ev); }
+
+static CUresult set_event(CUgraphExec exec, CUgraphNode node, uint32_t kind, CUevent ev) {
+    return kind == ENC_OP_RECORD ? enc_drv.graphExecEventRecordNodeSetEvent(exec, node, ev)
+                                 : enc_drv.graphExecEventWaitNodeSetEvent(exec, node, ev);
+}
+
+int enc_graph_unname_event(enc_graph *g, CUevent ev) {
+    int changed = 0;
+    for (uint32_t i = 0; i < g->len && g->nops; i++) {
+        enc_rec *r = &g->recs[i];
+        CUevent cur = enc_op_event(r, g->arena), cap = g->knodes ? g->knodes[i].ev : cur;
+        if (cap == ev) return 0; /* captured with ev: never patchable again */
+        if (cur != ev) continue;
+        enc_op op;
+        memcpy(&op, g->arena + r->arg_off, sizeof op);
+        if (set_event(g->exec, g->knodes[i].node, op.kind, cap) != CUDA_SUCCESS) return 0;
+        op.ev = cap;
+        memcpy(g->arena + r->arg_off, &op, sizeof op);
+        r->afp = enc_fp_args(g->arena + r->arg_off, r->L->argbytes);
+        changed = 1;
+    }
+    if (changed) g->args_key = enc_args_key(g->recs, g->len);
+    return 1;
+}
+
+int enc_op_events_patchable(void) {
+    return enc_opt.patch && can_patch_kind(ENC_OP_RECORD) && can_patch_kind(ENC_OP_WAIT) &&
+           !__atomic_load_n(&op_patch_off[ENC_OP_RECORD], __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&op_patch_off[ENC_OP_WAIT], __ATOMIC_RELAXED);
+}
+
+const char *enc_graph_name_events(enc_graph *g, CUevent placeholder) {
+    if (!g->knodes) return "telling the graph's nodes apart";
+    for (uint32_t i = 0; i < g->len; i++) {
+        CUevent ev = enc_op_event(&g->recs[i], g->arena);
+        if (!ev) continue;
+        g->knodes[i].ev = placeholder;
+        enc_op op;
+        memcpy(&op, g->arena + g->recs[i].arg_off, sizeof op);
+        if (set_event(g->exec, g->knodes[i].node, op.kind, ev) != CUDA_SUCCESS)
+            return "naming the program's event in an event node";
+    }
+    return NULL;
 }
 
 CUevent enc_op_event(const enc_rec *r, const unsigned char *arena) {

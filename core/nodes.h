@@ -12,6 +12,7 @@
 
 #include "core/engine.h"
 
+struct enc_graph;
 struct enc_layout;
 struct enc_rec;
 struct enc_stream_state;
@@ -22,8 +23,16 @@ static inline int enc_is_op_func(CUfunction f) { return (uintptr_t)f - 1u < (uin
 /* The stand-in layout of op kind f (one parameter: the enc_op). */
 const struct enc_layout *enc_op_layout(CUfunction f);
 /* Issue recorded op r on `stream`; `capture`: into encore's capture (event
- * records and waits are captured as nodes: the external flags). */
-CUresult enc_op_issue(const struct enc_rec *r, const unsigned char *arena, CUstream stream, int capture);
+ * records and waits are captured as nodes: the external flags), naming
+ * event `as` instead of its own where given. */
+CUresult enc_op_issue(const struct enc_rec *r, const unsigned char *arena, CUstream stream, int capture, CUevent as);
+/* Event nodes can be captured naming a placeholder and patched to the program's events. */
+int enc_op_events_patchable(void);
+/* g was captured with `placeholder` in every event node: name the program's
+ * events in its exec (they are what g's records say). NULL, or what failed. */
+const char *enc_graph_name_events(struct enc_graph *g, CUevent placeholder);
+/* g stops naming ev (the held arguments follow): 1, or 0 if g cannot and must go. */
+int enc_graph_unname_event(struct enc_graph *g, CUevent ev);
 /* The op's node in a captured graph has the right type. */
 int enc_op_node_ok(CUgraphNode node, const struct enc_rec *r);
 /* Can held op h be patched into the node captured for op c (same kind,
@@ -39,7 +48,7 @@ CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const struct enc_rec *
 CUevent enc_op_event(const struct enc_rec *r, const unsigned char *arena);
 int enc_evtab_event_ok(CUevent ev, int record); /* known, not IPC; a record: not timing */
 void enc_evtab_forget_event(CUevent ev);
-void enc_nodes_forget_graphs(CUevent ev); /* ev destroyed or created: graphs naming it go */
+void enc_nodes_unname(CUevent ev); /* ev destroyed or created: no graph names it (enc_graph_unname_event) */
 struct enc_stream_state *enc_evtab_holder(CUevent ev, int wait);
 /* st holds a record of ev (or a wait on it): 0 if that cannot be noted (then it is not held). */
 int enc_evtab_hold(struct enc_stream_state *st, CUevent ev, int wait);

@@ -153,7 +153,7 @@ int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
     uint64_t sfp = enc_structural_fp((const void *)l->f, l->grid, l->block, l->smem, L->argbytes, nattrs);
     if (nattrs) sfp = XXH3_64bits_withSeed(attrs, attr_bytes, sfp);
     r->sfp = sfp;
-    r->afp = XXH3_64bits(args, L->argbytes);
+    r->afp = enc_fp_args(args, L->argbytes);
     seq->arena_used += need;
     return 0;
 }

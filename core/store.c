@@ -191,18 +191,13 @@ void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel) {
     }
 }
 
-static int names_event(const enc_graph *g, CUevent ev) {
-    for (uint32_t i = 0; i < g->len && g->nops; i++)
-        if (g->recs[i].L->is_op && (enc_op_event(&g->recs[i], g->arena) == ev || (g->knodes && g->knodes[i].ev == ev)))
-            return 1;
-    return 0;
-}
-
-void enc_store_drop_graphs_naming(enc_store *s, CUevent ev) {
+void enc_store_unname_event(enc_store *s, CUevent ev) {
     for (uint32_t id = 1; id < s->nnodes && s->ngraphs; id++)
         for (enc_graph *g = s->nodes[id].graphs, *next; g; g = next) {
             next = g->next_at_node;
-            if (names_event(g, ev)) drop(s, g, ENC_CAND_COUNTING, 0); /* captured again with the events alive then */
+            /* never captured again: with events made and destroyed in turn, its handle comes back, and a
+             * capture that the next destroy drops again would cost more than it saves */
+            if (g->nops && !enc_graph_unname_event(g, ev)) drop(s, g, ENC_CAND_NEVER, 0);
         }
 }
 

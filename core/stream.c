@@ -477,7 +477,7 @@ int enc_stream_priority_like_capture(enc_stream_state *st) {
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream) {
     void *ptrs[ENC_MAX_PARAMS];
     const enc_layout *L = r->L;
-    if (L->is_op) return enc_op_issue(r, arena, stream, 0);
+    if (L->is_op) return enc_op_issue(r, arena, stream, 0, NULL);
     void **params = enc_rec_params(r, arena, ptrs);
     if (r->nattrs == 0)
         return AUDITED(enc_drv.launchKernel(r->f, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],

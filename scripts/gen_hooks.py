@@ -109,6 +109,14 @@ NOTES = {
 }
 
 
+# What encore must do before a call reaches the driver, for the signature
+# given (after the pre-hook, only when the hook owns the call).
+PRE_NOTES = {
+    # graphs naming the event stop naming it while it is alive (core/nodes.c enc_nodes_unname)
+    "cuEventDestroy": (("CUevent",), "enc_core_event_destroying(a0);"),
+}
+
+
 def preprocess(cc, include, header):
     src = '#include <%s>\n' % header
     out = subprocess.run([cc, "-E", "-P", "-D__CUDA_API_VERSION_INTERNAL", "-I", include, "-x", "c", "-"],
@@ -271,6 +279,9 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
         lines.append("    int own_ = enc_hook_pre_func_set(%s, &fs_);" % entry)
     else:
         lines.append("    int own_ = %s(%s, %s, %d%s);" % (pre, entry, s, pt, obj))
+    pre_note = PRE_NOTES.get(base)
+    if pre_note and shape_of(fn.types) == shape_of(pre_note[0]):
+        lines.append("    if (own_) { %s }" % pre_note[1])
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
     if note:
         lines.append("    if (own_) { %s }" % note)
