@@ -4,8 +4,9 @@
 //                                       | eventchurn (forkjoin with two events created and destroyed every iteration)
 //   gpu_nodes_probe rules                the driver rules nodes.c relies on      -> "RULE ..." lines
 //                                        (8-11: patching event nodes, the cases DDP may meet; 12: a wait
-//                                        and a record of one event in one graph; 13: patching from an
-//                                        event patched in before and destroyed since)
+//                                        and a record of one event in one graph)
+//   gpu_nodes_probe rule13               patching from an event patched in before and destroyed since
+//                                        (alone, under a timeout: a use after destroy may hang the driver)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
@@ -232,7 +233,6 @@ static int rules() {
     CK(cudaDeviceSynchronize());
     event_patch_rules(s);
     same_event_wait_then_record(s, s2);
-    patched_event_destroyed(s);
     return 0;
 }
 
@@ -240,5 +240,10 @@ int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: gpu_nodes_probe WORKLOAD [iters] | rules (see the top of the file)\n"); return 2; }
     int dev = 0; if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) return 77;
     if (!strcmp(argv[1], "rules")) return rules();
+    if (!strcmp(argv[1], "rule13")) {
+        cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        patched_event_destroyed(s);
+        return 0;
+    }
     return workload(argv[1], argc > 2 ? atoi(argv[2]) : 2000);
 }
