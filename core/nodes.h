@@ -31,6 +31,7 @@ int enc_op_events_patchable(void);
 /* g was captured with `placeholder` in every event node: name the program's
  * events in its exec (they are what g's records say). NULL, or what failed. */
 const char *enc_graph_name_events(struct enc_graph *g, CUevent placeholder);
+void enc_nodes_note_replay(void); /* a graph with stream operations replayed (nodes.c: events churn?) */
 /* g stops naming ev (the held arguments follow): 1, or 0 if g cannot and must go. */
 int enc_graph_unname_event(struct enc_graph *g, CUevent ev);
 /* The op's node in a captured graph has the right type. */

@@ -194,6 +194,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     g->last_used = enc_now_ns();
     st->seq.replayed_by_patch = patch;
     enc_event_graph_hit(g, st->seq.n - st->seq.nops, patch);
+    if (g->nops) enc_nodes_note_replay();
     return 1;
 }
 
