@@ -327,8 +327,12 @@ static void order_event(const enc_op *op, enc_stream_state *st) {
         if (rec) flush_holder(rec, op->ev, 0);
         return;
     }
-    enc_stream_state *w = enc_evtab_holder(op->ev, 1); /* a record: earlier waits see the earlier record */
-    if (w) flush_holder(w, op->ev, 1);
+    /* A record: earlier waits see the earlier record. st's own held wait
+     * stays: in one graph, a wait node waits for the record made before the
+     * launch, not for a later record node of the same event (gpu_nodes_probe
+     * rule 12, H100); NCCL records on its stream the event it just waited for. */
+    enc_stream_state *w = enc_evtab_holder(op->ev, 1);
+    if (w && w != st) flush_holder(w, op->ev, 1);
     if (rec && rec != st) flush_holder(rec, op->ev, 0);
 }
 

@@ -22,6 +22,10 @@
  *   setring    a memset of a new device buffer from the ring, to a new value,
  *              every iteration, then a copy from it
  *   eventring  forkjoin with its two events taken from a ring of RING pairs
+ *   waitrecord s1 waits for e1 (recorded on s2 after s2 wrote z), reads z,
+ *              and records e1 itself, which s2 waits for before writing z
+ *              again: one event for both directions, as NCCL's (s1's wait and
+ *              record may be one graph's nodes)
  *   eventchurn forkjoin with two events created for the iteration and
  *              destroyed at its end (as PyTorch's collectives do): a graph
  *              may not keep a destroyed event, nor be patched from one
@@ -91,6 +95,15 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
             CK(drv.cuEventDestroy(a));
             CK(drv.cuEventDestroy(b));
         }
+    } else if (!strcmp(mode, "waitrecord")) {
+        k_mix(&k, s2, z, (uint32_t)it, N); /* s2 writes z */
+        k_stamp(&k, s2, z, N);
+        CK(drv.cuEventRecord(e1, s2));
+        CK(drv.cuStreamWaitEvent(s1, e1, 0)); /* s1 reads z after s2's writes */
+        k_add(&k, s1, x, z, N);
+        k_stamp(&k, s1, x, N);
+        CK(drv.cuEventRecord(e1, s1));        /* the same event, recorded after s1's reads */
+        CK(drv.cuStreamWaitEvent(s2, e1, 0)); /* s2 writes z again only then */
     } else if (!strcmp(mode, "copy") || !strcmp(mode, "pageable")) {
         static uint32_t pageable[N];
         uint32_t *src = !strcmp(mode, "copy") ? pin : pageable;
@@ -136,7 +149,7 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
 int main(int argc, char **argv) {
     if (argc < 2)
         prog_die("usage: prog_nodes record|observer|forkjoin|copy|pageable|memset|rerecord|copyring|setring|eventring "
-                 "|eventchurn [iterations]");
+                 "|eventchurn|waitrecord [iterations]");
     const char *mode = argv[1];
     int iters = argc > 2 ? atoi(argv[2]) : 60;
     prog_init();

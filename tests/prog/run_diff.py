@@ -271,6 +271,8 @@ def fmt(v):
 
 def check_expectations(args, vals, enc, failures, notes):
     def get(key):
+        if key not in vals and key.startswith("flushes_by_call.") and "launches_seen" in vals:
+            return 0.0  # the summary names only the calls that issued held launches
         if key not in vals:
             failures.append(f"{key}: not in the summary or the program's output")
             return None
