@@ -588,6 +588,7 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
             fop *op = push(g, t, OP_EVENT_DEP);
             op->stream = s;
             op->stream2 = s2;
+            op->value = g->extended && chance(r, 25); /* an event made for it and destroyed after the wait */
             g->dirty[s2] = 1;
         }
     } else if (c < 90) {
@@ -873,7 +874,8 @@ static void print_plan(const plan *p)
                        op->stream2, op->buf, op->stream2);
                 break;
             case OP_EVENT_DEP:
-                printf("cuEventRecord(ev, s%d); cuStreamWaitEvent(s%d, ev)", op->stream, op->stream2);
+                printf("%scuEventRecord(ev, s%d); cuStreamWaitEvent(s%d, ev)%s", op->value ? "cuEventCreate(&ev); " : "",
+                       op->stream, op->stream2, op->value ? "; cuEventDestroy(ev)" : "");
                 break;
             case OP_STREAM_SYNC:
                 printf("cuStreamSynchronize(s%d) -> hash s%d's copies", op->stream, op->stream);
@@ -1249,11 +1251,17 @@ static void run_op(tstate *ts, const fop *op)
         CK(drv.cuMemsetD32(bd, op->value, op->count));
         break;
     case OP_TRANSFER:
-    case OP_EVENT_DEP:
-        CK(d->cuEventRecord(ts->evd[ts->dev], h));
+    case OP_EVENT_DEP: {
+        CUevent ev = ts->evd[ts->dev];
+        if (op->value) /* PyTorch's collectives' way: an event of its own, destroyed once waited for */
+            CK(d->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+        CK(d->cuEventRecord(ev, h));
         on_device_of(p, op->stream2); /* the waiting stream's device: a handle 0 names its own */
-        CK(T(p, op->stream2)->cuStreamWaitEvent(p->st[op->stream2].h, ts->evd[ts->dev], 0));
+        CK(T(p, op->stream2)->cuStreamWaitEvent(p->st[op->stream2].h, ev, 0));
+        if (op->value)
+            CK(d->cuEventDestroy(ev));
         break;
+    }
     case OP_STREAM_SYNC:
     case OP_STREAM_QUERY:
     case OP_EVENT_SYNC:
