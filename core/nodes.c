@@ -277,6 +277,9 @@ int enc_graph_unname_event(enc_graph *g, CUevent ev) {
         CUevent cur = enc_op_event(r, g->arena), cap = g->knodes ? g->knodes[i].ev : cur;
         if (cap == ev) return 0; /* captured with ev: never patchable again */
         if (cur != ev) continue;
+        /* no driver call while the program captures (one could invalidate its capture): g goes
+         * (its destroy waits for the capture's end: prog_capture.c) */
+        if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
         enc_op op;
         memcpy(&op, g->arena + r->arg_off, sizeof op);
         if (set_event(g->exec, g->knodes[i].node, op.kind, cap) != CUDA_SUCCESS) return 0;
