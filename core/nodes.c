@@ -200,6 +200,11 @@ static int events_churn;
 
 void enc_nodes_note_replay(void) { __atomic_fetch_add(&n_op_replays, 1, __ATOMIC_RELAXED); }
 
+uint64_t enc_nodes_turned_back(uint64_t *not_held) {
+    *not_held = (uint64_t)__atomic_load_n(&events_churn, __ATOMIC_RELAXED);
+    return __atomic_load_n(&n_turned_back, __ATOMIC_RELAXED);
+}
+
 static void note_turned_back(void) {
     uint64_t t = __atomic_add_fetch(&n_turned_back, 1, __ATOMIC_RELAXED);
     if (t < CHURN_MIN || t * CHURN_EVERY < __atomic_load_n(&n_op_replays, __ATOMIC_RELAXED)) return;

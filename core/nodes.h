@@ -32,6 +32,7 @@ int enc_op_events_patchable(void);
  * events in its exec (they are what g's records say). NULL, or what failed. */
 const char *enc_graph_name_events(struct enc_graph *g, CUevent placeholder);
 void enc_nodes_note_replay(void); /* a graph with stream operations replayed (nodes.c: events churn?) */
+uint64_t enc_nodes_turned_back(uint64_t *not_held); /* event nodes turned back; *not_held: events churn (0/1) */
 /* g stops naming ev (the held arguments follow): 1, or 0 if g cannot and must go. */
 int enc_graph_unname_event(struct enc_graph *g, CUevent ev);
 /* The op's node in a captured graph has the right type. */

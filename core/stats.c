@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/nodes.h"
 #include "core/stats.h"
 #include "core/topk.h"
 
@@ -126,6 +127,7 @@ void enc_stats_snapshot(enc_summary *s) {
     }
     top_causes(s, by_cause);
     s->graphs_captured = __atomic_load_n(&g_captured, __ATOMIC_RELAXED);
+    s->event_nodes_turned_back = enc_nodes_turned_back(&s->events_not_held);
     s->graphs_evicted = __atomic_load_n(&g_evicted, __ATOMIC_RELAXED);
     s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);
     s->disabled = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);

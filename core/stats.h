@@ -46,7 +46,9 @@ typedef struct enc_summary {
     uint64_t launches_unrecorded; /* launches passed through while their stream rested */
     uint64_t switched_off;        /* times the program switched encore off (encoreSetActive(0)) */
     uint64_t launches_passive;    /* launches made while it was switched off (issued, counted) */
-    int disabled;                 /* encore switched itself off after an internal failure */
+    uint64_t event_nodes_turned_back; /* event nodes turned back to encore's placeholder: their event destroyed */
+    uint64_t events_not_held;         /* 1: events churn, records and waits end sequences again (nodes.c) */
+    int disabled;                     /* encore switched itself off after an internal failure */
 } enc_summary;
 
 /* One captured sequence (its graph), for the report's top list. */
