@@ -239,6 +239,7 @@ static int rules() {
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: gpu_nodes_probe WORKLOAD [iters] | rules (see the top of the file)\n"); return 2; }
     int dev = 0; if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) return 77;
+    setvbuf(stdout, nullptr, _IOLBF, 0); // each RULE line out at once: a crash or a timeout keeps what came before
     if (!strcmp(argv[1], "rules")) return rules();
     if (!strcmp(argv[1], "rule13")) {
         cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
