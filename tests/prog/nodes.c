@@ -29,6 +29,9 @@
  *   eventchurn forkjoin with two events created for the iteration and
  *              destroyed at its end (as PyTorch's collectives do): a graph
  *              may not keep a destroyed event, nor be patched from one
+ *   churncapture eventchurn, but every third iteration destroys its events
+ *              while the program captures a third stream (global mode) and
+ *              replays that graph: encore makes no driver call meanwhile
  *
  *   prog_nodes MODE [iterations] */
 #include "prog.h"
@@ -58,6 +61,26 @@ static void *observer(void *arg) {
     return NULL;
 }
 
+/* The program captures s3 (global mode: unsafe calls anywhere would invalidate
+ * it), destroys events a and b meanwhile, then replays what it captured. */
+static CUstream s3;
+static CUdeviceptr w3; /* s3's own buffer: nothing orders s3 with s1 and s2 */
+static void capture_while(CUevent a, CUevent b) {
+    CUgraph g;
+    CUgraphExec ge;
+    CK(drv.cuStreamBeginCapture(s3, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    k_mix(&k, s3, w3, 5, N);
+    CK(drv.cuEventDestroy(a));
+    CK(drv.cuEventDestroy(b));
+    k_stamp(&k, s3, w3, N);
+    CK(drv.cuStreamEndCapture(s3, &g));
+    CK(drv.cuGraphInstantiateWithFlags(&ge, g, 0));
+    CK(drv.cuGraphLaunch(ge, s3));
+    CK(drv.cuStreamSynchronize(s3));
+    CK(drv.cuGraphExecDestroy(ge));
+    CK(drv.cuGraphDestroy(g));
+}
+
 static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
     k_mix(&k, s1, x, 7, N); /* the same arguments every iteration: a graph per iteration */
     k_add(&k, s1, y, x, N);
@@ -75,12 +98,13 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
             pthread_join(t, NULL);
         }
         printf("iteration %3d event saw %016llx\n", it, (unsigned long long)seen);
-    } else if (!strcmp(mode, "forkjoin") || !strcmp(mode, "eventring") || !strcmp(mode, "eventchurn")) {
+    } else if (!strcmp(mode, "forkjoin") || !strcmp(mode, "eventring") || !strcmp(mode, "eventchurn") ||
+               !strcmp(mode, "churncapture")) {
         CUevent a = e1, b = e2;
         if (!strcmp(mode, "eventring")) {
             a = ev_ring[it % RING][0];
             b = ev_ring[it % RING][1];
-        } else if (!strcmp(mode, "eventchurn")) {
+        } else if (strcmp(mode, "forkjoin") != 0) {
             CK(drv.cuEventCreate(&a, CU_EVENT_DISABLE_TIMING));
             CK(drv.cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));
         }
@@ -91,8 +115,10 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
         CK(drv.cuEventRecord(b, s2));
         CK(drv.cuStreamWaitEvent(s1, b, 0));
         k_add(&k, s1, x, z, N);
-        if (!strcmp(mode, "eventchurn")) { /* their records and waits may still be pending or held */
-            CK(drv.cuEventDestroy(a));
+        if (!strcmp(mode, "churncapture") && it % 3 == 2) {
+            capture_while(a, b);
+        } else if (strcmp(mode, "forkjoin") != 0 && strcmp(mode, "eventring") != 0) {
+            CK(drv.cuEventDestroy(a)); /* their records and waits may still be pending or held */
             CK(drv.cuEventDestroy(b));
         }
     } else if (!strcmp(mode, "waitrecord")) {
@@ -149,12 +175,14 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
 int main(int argc, char **argv) {
     if (argc < 2)
         prog_die("usage: prog_nodes record|observer|forkjoin|copy|pageable|memset|rerecord|copyring|setring|eventring "
-                 "|eventchurn|waitrecord [iterations]");
+                 "|eventchurn|churncapture|waitrecord [iterations]");
     const char *mode = argv[1];
     int iters = argc > 2 ? atoi(argv[2]) : 60;
     prog_init();
     prog_kernels_load(&k, 0);
     CUstream s1 = prog_stream(CU_STREAM_NON_BLOCKING), s2 = prog_stream(CU_STREAM_NON_BLOCKING);
+    s3 = prog_stream(CU_STREAM_NON_BLOCKING);
+    w3 = prog_alloc(N);
     x = prog_alloc(N);
     y = prog_alloc(N);
     z = prog_alloc(N);
