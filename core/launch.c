@@ -205,7 +205,7 @@ int enc_launch_start_holding(enc_stream_state *st) {
     st->node = c;
     st->hold_start = c;
     enc_record_commit(&st->seq);
-    st->held_since = enc_now_ns();
+    __atomic_store_n(&st->held_since, enc_now_ns(), __ATOMIC_RELAXED); /* read by the deadline thread unlocked */
     __atomic_fetch_add(&enc_n_held, 1, __ATOMIC_RELAXED);
     enc_deadline_start();
     return 1;
