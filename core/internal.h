@@ -205,6 +205,7 @@ typedef struct enc_store {
     uint32_t *child_tab; /* open addressing: node ids, keyed by (parent, sfp) */
     uint32_t child_cap;  /* a power of two, at least twice the nodes */
     int ngraphs;         /* atomic: read without the lock (eviction skips stores without graphs) */
+    int ngraphs_ev;      /* atomic: of those, graphs with an event node (nodes.c enc_nodes_unname) */
     uint32_t nlive;      /* trie nodes (the root aside) some graph's sequence passes through */
     enc_candidate cands[ENC_CAND_CAP];
 } enc_store;
@@ -411,8 +412,7 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
 void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel);
 /* No graph names ev any more (nodes.c enc_graph_unname_event); those that cannot stop go, for good. */
 void enc_store_unname_event(enc_store *s, CUevent ev);
-/* The least recently used graph of the store, or NULL. */
-enc_graph *enc_store_lru(const enc_store *s);
+enc_graph *enc_store_lru(const enc_store *s); /* the least recently used graph of the store, or NULL */
 void enc_store_evict_lru(enc_store *s);
 /* Drop every graph that names a retired layout (its code is unloaded); their candidates count again. Returns how many were dropped. */
 int enc_store_drop_retired(enc_store *s);

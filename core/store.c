@@ -140,10 +140,17 @@ static void hang(enc_store *s, enc_graph *g) {
     path_refs(s, g->node, 1);
 }
 
+static int has_event_node(const enc_graph *g) {
+    for (uint32_t i = 0; i < g->len && g->nops; i++)
+        if (enc_op_event(&g->recs[i], g->arena)) return 1;
+    return 0;
+}
+
 void enc_store_add_graph(enc_store *s, enc_graph *g) {
     g->last_used = enc_now_ns();
     hang(s, g);
     enc_hold_new_graph(s, g->node);
+    if (has_event_node(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&s->ngraphs, s->ngraphs + 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&enc_n_graphs, 1, __ATOMIC_RELAXED);
 }
@@ -156,6 +163,7 @@ static void release(enc_store *s, enc_graph *g, uint8_t cand_state, int evicted)
         c->count = 0;
     }
     if (evicted) enc_event_graph_evicted(g);
+    if (has_event_node(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev - 1, __ATOMIC_RELAXED);
     enc_graph_free(g);
     __atomic_store_n(&s->ngraphs, s->ngraphs - 1, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&enc_n_graphs, 1, __ATOMIC_RELAXED);
@@ -192,7 +200,7 @@ void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel) {
 }
 
 void enc_store_unname_event(enc_store *s, CUevent ev) {
-    for (uint32_t id = 1; id < s->nnodes && s->ngraphs; id++)
+    for (uint32_t id = 1; id < s->nnodes && s->ngraphs_ev; id++)
         for (enc_graph *g = s->nodes[id].graphs, *next; g; g = next) {
             next = g->next_at_node;
             /* never captured again: with events made and destroyed in turn, its handle comes back, and a
