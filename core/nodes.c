@@ -72,6 +72,15 @@ const enc_layout *enc_op_layout(CUfunction f) {
 
 /* ---- issuing and checking ops ------------------------------------------------------------- */
 
+/* The op recorded as r's argument bytes. */
+static inline enc_op op_at(const enc_rec *r, const unsigned char *arena) {
+    enc_op op;
+    memcpy(&op, arena + r->arg_off, sizeof op);
+    return op;
+}
+
+static inline int is_event_op(uint32_t kind) { return kind == ENC_OP_RECORD || kind == ENC_OP_WAIT; }
+
 static CUresult issue_set(const enc_op *op, CUstream s) {
     switch (op->flags) {
     case 1: return enc_drv.memsetD8Async(op->dst, (unsigned char)op->value, op->n, s);
@@ -81,9 +90,8 @@ static CUresult issue_set(const enc_op *op, CUstream s) {
 }
 
 CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture, CUevent as) {
-    enc_op op;
-    memcpy(&op, arena + r->arg_off, sizeof op);
-    if (as && (op.kind == ENC_OP_RECORD || op.kind == ENC_OP_WAIT)) op.ev = as;
+    enc_op op = op_at(r, arena);
+    if (as && is_event_op(op.kind)) op.ev = as;
     switch (op.kind) {
     case ENC_OP_RECORD:
         return AUDITED(enc_drv.eventRecordWithFlags(op.ev, stream, capture ? CU_EVENT_RECORD_EXTERNAL : 0));
@@ -117,9 +125,7 @@ static int can_patch_kind(uint32_t kind) {
 }
 
 int enc_op_patchable(const enc_rec *h, const unsigned char *harena, const enc_rec *c, const unsigned char *carena) {
-    enc_op a, b;
-    memcpy(&a, harena + h->arg_off, sizeof a);
-    memcpy(&b, carena + c->arg_off, sizeof b);
+    enc_op a = op_at(h, harena), b = op_at(c, carena);
     if (a.kind != b.kind || a.flags != b.flags || a.n != b.n || !can_patch_kind(a.kind) ||
         __atomic_load_n(&op_patch_off[a.kind], __ATOMIC_RELAXED))
         return 0;
@@ -164,15 +170,20 @@ static CUresult patch_set(CUgraphExec exec, CUgraphNode node, const enc_op *op, 
     return enc_drv.graphExecMemsetNodeSetParams(exec, node, &p, ctx);
 }
 
+/* Event node `node` of exec (a record or a wait, `kind`) names ev from its next launch on. */
+static CUresult set_event(CUgraphExec exec, CUgraphNode node, uint32_t kind, CUevent ev) {
+    return kind == ENC_OP_RECORD ? enc_drv.graphExecEventRecordNodeSetEvent(exec, node, ev)
+                                 : enc_drv.graphExecEventWaitNodeSetEvent(exec, node, ev);
+}
+
 CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const enc_rec *rec, const unsigned char *arena,
                       CUcontext ctx) {
     static const char *const what[ENC_OP_KINDS] = {NULL, "event records", "event waits", "copies", "memsets"};
-    enc_op op;
-    memcpy(&op, arena + rec->arg_off, sizeof op);
+    enc_op op = op_at(rec, arena);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     switch (op.kind) {
-    case ENC_OP_RECORD: r = enc_drv.graphExecEventRecordNodeSetEvent(exec, node, op.ev); break;
-    case ENC_OP_WAIT: r = enc_drv.graphExecEventWaitNodeSetEvent(exec, node, op.ev); break;
+    case ENC_OP_RECORD:
+    case ENC_OP_WAIT: r = set_event(exec, node, op.kind, op.ev); break;
     case ENC_OP_COPY: r = patch_copy(exec, node, &op, ctx); break;
     case ENC_OP_SET: r = patch_set(exec, node, &op, ctx); break;
     default: return r;
@@ -270,11 +281,6 @@ void enc_core_event_destroying(CUevent ev) { enc_nodes_unname(ev); }
 
 void enc_core_event_destroyed(CUevent ev) { enc_evtab_forget_event(ev); }
 
-static CUresult set_event(CUgraphExec exec, CUgraphNode node, uint32_t kind, CUevent ev) {
-    return kind == ENC_OP_RECORD ? enc_drv.graphExecEventRecordNodeSetEvent(exec, node, ev)
-                                 : enc_drv.graphExecEventWaitNodeSetEvent(exec, node, ev);
-}
-
 int enc_graph_unname_event(enc_graph *g, CUevent ev) {
     int changed = 0;
     for (uint32_t i = 0; i < g->len && g->nops; i++) {
@@ -285,8 +291,7 @@ int enc_graph_unname_event(enc_graph *g, CUevent ev) {
         /* no driver call while the program captures (one could invalidate its capture): g goes
          * (its destroy waits for the capture's end: prog_capture.c) */
         if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
-        enc_op op;
-        memcpy(&op, g->arena + r->arg_off, sizeof op);
+        enc_op op = op_at(r, g->arena);
         if (set_event(g->exec, g->knodes[i].node, op.kind, cap) != CUDA_SUCCESS) return 0;
         op.ev = cap;
         memcpy(g->arena + r->arg_off, &op, sizeof op);
@@ -309,12 +314,10 @@ int enc_op_events_patchable(void) {
 const char *enc_graph_name_events(enc_graph *g, CUevent placeholder) {
     if (!g->knodes) return "telling the graph's nodes apart";
     for (uint32_t i = 0; i < g->len; i++) {
-        CUevent ev = enc_op_event(&g->recs[i], g->arena);
-        if (!ev) continue;
+        if (!enc_op_event(&g->recs[i], g->arena)) continue;
+        enc_op op = op_at(&g->recs[i], g->arena);
         g->knodes[i].ev = placeholder;
-        enc_op op;
-        memcpy(&op, g->arena + g->recs[i].arg_off, sizeof op);
-        if (set_event(g->exec, g->knodes[i].node, op.kind, ev) != CUDA_SUCCESS)
+        if (set_event(g->exec, g->knodes[i].node, op.kind, op.ev) != CUDA_SUCCESS)
             return "naming the program's event in an event node";
     }
     return NULL;
@@ -322,9 +325,8 @@ const char *enc_graph_name_events(enc_graph *g, CUevent placeholder) {
 
 CUevent enc_op_event(const enc_rec *r, const unsigned char *arena) {
     if (!r->L->is_op) return NULL;
-    enc_op op;
-    memcpy(&op, arena + r->arg_off, sizeof op);
-    return op.kind == ENC_OP_RECORD || op.kind == ENC_OP_WAIT ? op.ev : NULL;
+    enc_op op = op_at(r, arena);
+    return is_event_op(op.kind) ? op.ev : NULL;
 }
 
 /* Before op on st: what holds the event in a way op must come after. */
@@ -347,7 +349,7 @@ static void order_event(const enc_op *op, enc_stream_state *st) {
 /* ---- taking an op into the sequence --------------------------------------------------------- */
 
 static int note_event(enc_stream_state *st, const enc_op *op) {
-    if (op->kind != ENC_OP_RECORD && op->kind != ENC_OP_WAIT) return 1;
+    if (!is_event_op(op->kind)) return 1;
     return enc_evtab_hold(st, op->ev, op->kind == ENC_OP_WAIT);
 }
 
@@ -387,7 +389,7 @@ static int take(enc_stream_state *st, const enc_op *op) {
 
 int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
-    if (op->kind == ENC_OP_RECORD || op->kind == ENC_OP_WAIT) order_event(op, st);
+    if (is_event_op(op->kind)) order_event(op, st);
     if (!st || !holdable(op)) return 0;
     enc_launch_legacy_order(st);
     pthread_mutex_lock(&st->mu);
