@@ -84,7 +84,9 @@ static void *real_cuda(const char *name, void **slot) {
  * variant launch-free: its A blocks skip, its P blocks launch). Otherwise
  * every launch is skipped from the start. */
 static int skipping = -1; /* -1: not read yet */
-static void *real_launch[4]; /* cuLaunchKernel, _ptsz, cuLaunchKernelEx, _ptsz: as the driver gave them */
+static const char *const launch_names[4] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                            "cuLaunchKernelEx_ptsz"};
+static void *real_launch[4]; /* launch_names[k] as the driver gave it */
 
 static int switchable(void) {
     const char *e = getenv("SKIPLAUNCH_SWITCH");
@@ -130,12 +132,13 @@ NOOP_LAUNCH_EX(noop_launch_ex_ptsz, 3)
 
 /* The exported names (programs linked with -lcuda) have no driver pointer yet: their first call looks it up. */
 static void real_launches_from_libcuda(void) {
-    static const char *const names[4] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
-                                         "cuLaunchKernelEx_ptsz"};
     for (int k = 0; k < 4; k++)
         if (!__atomic_load_n(&real_launch[k], __ATOMIC_ACQUIRE) && libcuda())
-            __atomic_store_n(&real_launch[k], real_dlsym(libcuda(), names[k]), __ATOMIC_RELEASE);
+            __atomic_store_n(&real_launch[k], real_dlsym(libcuda(), launch_names[k]), __ATOMIC_RELEASE);
 }
+
+/* The switch, for the name the real driver never has (switchable only). */
+static int is_switch(const char *name) { return name && !strcmp(name, "encoreSetActive") && switchable(); }
 
 /* Compile-time checks that the no-ops have the driver's signatures. */
 static PFN_cuLaunchKernel_v4000 const check_launch = noop_launch;
@@ -153,14 +156,12 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
 /* What to hand out for `name` (a base name as given to cuGetProcAddress, or an
  * exported ABI name as given to dlsym) whose real address is `real`. */
 static void *substitute(const char *name, void *real, int gpa_version) {
-    if (name && !strcmp(name, "encoreSetActive") && switchable()) return (void *)set_skipping; /* no driver name */
+    if (is_switch(name)) return (void *)set_skipping;
     if (!real || !name || name[0] != 'c' || name[1] != 'u') return real;
-    static const char *const launches[4] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
-                                            "cuLaunchKernelEx_ptsz"};
     static void *const noops[4] = {(void *)noop_launch, (void *)noop_launch_ptsz, (void *)noop_launch_ex,
                                    (void *)noop_launch_ex_ptsz};
     for (int k = 0; k < 4; k++)
-        if (!strcmp(name, launches[k])) {
+        if (!strcmp(name, launch_names[k])) {
             if (real != noops[k]) __atomic_store_n(&real_launch[k], real, __ATOMIC_RELEASE);
             return noops[k];
         }
@@ -176,7 +177,7 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
                             CUdriverProcAddressQueryResult *status) {
     PFN_cuGetProcAddress_v12000 real = (PFN_cuGetProcAddress_v12000)real_cuda("cuGetProcAddress_v2", &real_gpa_v2_ptr);
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-    if (symbol && pfn && !strcmp(symbol, "encoreSetActive") && switchable()) {
+    if (pfn && is_switch(symbol)) {
         *pfn = (void *)set_skipping;
         if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
         return CUDA_SUCCESS;
@@ -189,7 +190,7 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
 static CUresult wrap_gpa_v1(const char *symbol, void **pfn, int version, cuuint64_t flags) {
     PFN_cuGetProcAddress_v11030 real = (PFN_cuGetProcAddress_v11030)real_cuda("cuGetProcAddress", &real_gpa_v1_ptr);
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-    if (symbol && pfn && !strcmp(symbol, "encoreSetActive") && switchable()) {
+    if (pfn && is_switch(symbol)) {
         *pfn = (void *)set_skipping;
         return CUDA_SUCCESS;
     }

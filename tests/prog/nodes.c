@@ -101,10 +101,11 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
     } else if (!strcmp(mode, "forkjoin") || !strcmp(mode, "eventring") || !strcmp(mode, "eventchurn") ||
                !strcmp(mode, "churncapture")) {
         CUevent a = e1, b = e2;
+        int fresh = !strcmp(mode, "eventchurn") || !strcmp(mode, "churncapture"); /* events of this iteration */
         if (!strcmp(mode, "eventring")) {
             a = ev_ring[it % RING][0];
             b = ev_ring[it % RING][1];
-        } else if (strcmp(mode, "forkjoin") != 0) {
+        } else if (fresh) {
             CK(drv.cuEventCreate(&a, CU_EVENT_DISABLE_TIMING));
             CK(drv.cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));
         }
@@ -117,7 +118,7 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
         k_add(&k, s1, x, z, N);
         if (!strcmp(mode, "churncapture") && it % 3 == 2) {
             capture_while(a, b);
-        } else if (strcmp(mode, "forkjoin") != 0 && strcmp(mode, "eventring") != 0) {
+        } else if (fresh) {
             CK(drv.cuEventDestroy(a)); /* their records and waits may still be pending or held */
             CK(drv.cuEventDestroy(b));
         }
