@@ -183,7 +183,7 @@ static void reclaim_thread_state(enc_stream_state *st) {
     enc_store_forget(&st->store);
     st->anchor_set = 0;
     if (st->join_pending) {
-        st->join_pending = 0;
+        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED); /* read without the lock (join_own_sides) */
         __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
     }
     /* Not while the program captures (core/prog_capture.c: encore makes no
@@ -308,7 +308,7 @@ static void forget_side(enc_stream_state *st) {
     st->ev_start = st->ev_done = NULL;
     st->side = NULL;
     if (st->join_pending) {
-        st->join_pending = 0;
+        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED); /* read without the lock (join_own_sides) */
         __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
     }
 }
