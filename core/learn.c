@@ -110,11 +110,17 @@ static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
     for (uint32_t i = 0; i < n; i++) {
         CUgraphNode d[2];
         size_t nd = 2;
-        if (enc_drv.graphNodeGetDependencies(all[i], d, &nd) != CUDA_SUCCESS || nd > 1) return 0;
+        CUresult r = enc_drv.graphNodeGetDependencies(all[i], d, &nd);
         dep[i] = -1;
-        for (uint32_t j = 0; nd == 1 && j < n; j++)
+        for (uint32_t j = 0; r == CUDA_SUCCESS && nd == 1 && j < n; j++)
             if (all[j] == d[0]) dep[i] = (int32_t)j;
-        if (nd == 1 && dep[i] < 0) return 0;
+        if (r != CUDA_SUCCESS || nd > 1 || (nd == 1 && dep[i] < 0)) {
+            CUgraphNodeType type = (CUgraphNodeType)-1;
+            enc_drv.graphNodeGetType(all[i], &type);
+            ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies (CUDA error %d)", n,
+                      i, (int)type, nd, (int)r);
+            return 0;
+        }
     }
     return 1;
 }
@@ -157,7 +163,12 @@ static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs,
         if (next < 0) return 0;
         chain[i].node = all[next];
         prev = next;
-        if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) return 0;
+        if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) {
+            CUgraphNodeType type = (CUgraphNodeType)-1;
+            enc_drv.graphNodeGetType(chain[i].node, &type);
+            ENC_DEBUG("graph node %u of %u (type %d) is not its launch %s", i, n, (int)type, recs[i].L->name);
+            return 0;
+        }
         chain[i].ev = enc_op_event(&recs[i], arena);
     }
     return 1;
@@ -173,12 +184,15 @@ static enc_graph_node *chain_nodes(CUgraph g, const enc_rec *recs, const unsigne
         !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
         return NULL;
     size_t cnt = 0;
-    if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) return NULL;
+    if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) {
+        ENC_DEBUG("a graph captured from %u launches has %zu nodes", n, cnt);
+        return NULL;
+    }
     CUgraphNode *all = malloc(n * sizeof *all);
     enc_graph_node *chain = malloc(n * sizeof *chain);
     int32_t *dep = malloc(n * sizeof *dep);
-    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n &&
-             dependency_indices(all, n, dep) && walk_chain(all, dep, recs, arena, n, chain);
+    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
+    ok = ok && dependency_indices(all, n, dep) && walk_chain(all, dep, recs, arena, n, chain);
     free(all);
     free(dep);
     if (!ok) {
@@ -271,7 +285,7 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
         CUstream priv = private_stream(st->ctx);
         /* Event nodes name the placeholder in the graph and the program's events in its exec: the
          * program may destroy its events, and the driver patches no record node whose event is gone. */
-        CUevent ph = g->nops && enc_op_events_patchable() ? placeholder_event(st->ctx) : NULL;
+        CUevent ph = enc_graph_has_event_op(g) && enc_op_events_patchable() ? placeholder_event(st->ctx) : NULL;
         if (!priv) {
             what = "creating encore's capture stream";
             r = CUDA_ERROR_UNKNOWN;

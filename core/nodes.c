@@ -329,6 +329,12 @@ CUevent enc_op_event(const enc_rec *r, const unsigned char *arena) {
     return is_event_op(op.kind) ? op.ev : NULL;
 }
 
+int enc_graph_has_event_op(const enc_graph *g) {
+    for (uint32_t i = 0; i < g->len && g->nops; i++)
+        if (enc_op_event(&g->recs[i], g->arena)) return 1;
+    return 0;
+}
+
 /* Before op on st: what holds the event in a way op must come after. */
 static void order_event(const enc_op *op, enc_stream_state *st) {
     if (!__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;

@@ -48,7 +48,8 @@ CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const struct enc_rec *
                       CUcontext ctx);
 /* The event of a recorded event record or wait, else NULL. */
 CUevent enc_op_event(const struct enc_rec *r, const unsigned char *arena);
-int enc_evtab_event_ok(CUevent ev, int record); /* known, not IPC; a record: not timing */
+int enc_graph_has_event_op(const struct enc_graph *g); /* a record or wait among g's ops */
+int enc_evtab_event_ok(CUevent ev, int record);        /* known, not IPC; a record: not timing */
 void enc_evtab_forget_event(CUevent ev);
 void enc_nodes_unname(CUevent ev); /* ev destroyed or created: no graph names it (enc_graph_unname_event) */
 struct enc_stream_state *enc_evtab_holder(CUevent ev, int wait);

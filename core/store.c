@@ -140,17 +140,11 @@ static void hang(enc_store *s, enc_graph *g) {
     path_refs(s, g->node, 1);
 }
 
-static int has_event_node(const enc_graph *g) {
-    for (uint32_t i = 0; i < g->len && g->nops; i++)
-        if (enc_op_event(&g->recs[i], g->arena)) return 1;
-    return 0;
-}
-
 void enc_store_add_graph(enc_store *s, enc_graph *g) {
     g->last_used = enc_now_ns();
     hang(s, g);
     enc_hold_new_graph(s, g->node);
-    if (has_event_node(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev + 1, __ATOMIC_RELAXED);
+    if (enc_graph_has_event_op(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&s->ngraphs, s->ngraphs + 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&enc_n_graphs, 1, __ATOMIC_RELAXED);
 }
@@ -163,7 +157,7 @@ static void release(enc_store *s, enc_graph *g, uint8_t cand_state, int evicted)
         c->count = 0;
     }
     if (evicted) enc_event_graph_evicted(g);
-    if (has_event_node(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev - 1, __ATOMIC_RELAXED);
+    if (enc_graph_has_event_op(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev - 1, __ATOMIC_RELAXED);
     enc_graph_free(g);
     __atomic_store_n(&s->ngraphs, s->ngraphs - 1, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&enc_n_graphs, 1, __ATOMIC_RELAXED);
