@@ -90,7 +90,8 @@ VARIANTS = {
     "encore-record": {"ENCORE_MIN_REPEATS": "1000000"},  # recorded and learnt, never captured or held
     "encore-hold-always": {"ENCORE_HOLD_RULE": "0"},    # holding without the hold rule
     "encore-gap30": {"ENCORE_MAX_GAP": "30us"},          # streams held up to 30 us a launch (default 10)
-    "encore-budget30": {"ENCORE_HOLD_BUDGET": "30us"},   # shorter held sequences (default 120 us of host time)
+    "encore-budget30": {"ENCORE_HOLD_BUDGET": "30us"},   # the default since 2026-11-26 (before: 120 us of host time)
+    "encore-budget120": {"ENCORE_HOLD_BUDGET": "120us"},  # the default before 2026-11-26: longer held sequences
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
 }
 VARIANT_NOTES = {
@@ -100,7 +101,8 @@ VARIANT_NOTES = {
     "encore-record": "ENCORE_MIN_REPEATS=1000000: recorded and learnt, nothing captured or held",
     "encore-hold-always": "ENCORE_HOLD_RULE=0: held wherever a graph's sequence begins",
     "encore-gap30": "ENCORE_MAX_GAP=30us: streams whose launches come up to 30 us apart are held too",
-    "encore-budget30": "ENCORE_HOLD_BUDGET=30us: held sequences of at most 30 us of host time (GPU waits less)",
+    "encore-budget30": "ENCORE_HOLD_BUDGET=30us: held sequences of at most 30 us of host time (the default now)",
+    "encore-budget120": "ENCORE_HOLD_BUDGET=120us: held sequences of at most 120 us of host time (the old default)",
     "launch-free": "no encore: LD_PRELOAD=libskiplaunch.so SKIPLAUNCH_SWITCH=1, its A blocks skip every kernel "
                    "launch (the GPU does nothing): the launch-free bound, what no launch interposer can beat",
 }

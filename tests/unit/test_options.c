@@ -112,7 +112,7 @@ static const struct bad bads[] = {
     {"ENCORE_FLUSH_DEADLINE", "0", "ENCORE_FLUSH_DEADLINE=0 is out of range (1us..10s); using the default 200us"},
     {"ENCORE_FLUSH_DEADLINE", "11s", "ENCORE_FLUSH_DEADLINE=11s is out of range (1us..10s); using the default 200us"},
     {"ENCORE_MAX_GAP", "0", "ENCORE_MAX_GAP=0 is out of range (1us..10s); using the default 30us"},
-    {"ENCORE_HOLD_BUDGET", "11s", "ENCORE_HOLD_BUDGET=11s is out of range (0us..10s); using the default 120us"},
+    {"ENCORE_HOLD_BUDGET", "11s", "ENCORE_HOLD_BUDGET=11s is out of range (0us..10s); using the default 30us"},
     {"ENCORE_REPORT", "please", "ENCORE_REPORT=please is not a valid boolean (1/0, on/off, true/false, yes/no); using the default 0"},
     {"ENCORE_LOG_LEVEL", "loud", "ENCORE_LOG_LEVEL=loud is not a valid log level (error, warn, info, debug, trace or 0..4); using the default warn"},
     {"ENCORE_LOG_LEVEL", "5", "ENCORE_LOG_LEVEL=5 is not a valid log level"},
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.nvtx, 0);
         EXPECT_EQ_INT(enc_opt.patch, 1);
         EXPECT_EQ_INT(enc_opt.hold_rule, 1);
-        EXPECT_EQ_INT(enc_opt.hold_budget, 120);
+        EXPECT_EQ_INT(enc_opt.hold_budget, 30);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);
