@@ -100,6 +100,10 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(eventDestroy, "cuEventDestroy", 4000);
         ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
         ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
+        ENC_RESOLVE(graphNodeGetDependenciesEdges, "cuGraphNodeGetDependencies", 12030);
+        /* a driver older than 12.3 answers the 12030 query with the only one it has */
+        if ((void *)enc_drv.graphNodeGetDependenciesEdges == (void *)enc_drv.graphNodeGetDependencies)
+            enc_drv.graphNodeGetDependenciesEdges = NULL;
         ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
         ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
         ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);

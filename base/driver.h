@@ -47,6 +47,10 @@ typedef struct enc_driver {
     /* optional: patching changed arguments into a captured graph */
     PFN_cuGraphGetNodes_v10000 graphGetNodes;
     PFN_cuGraphNodeGetDependencies_v10000 graphNodeGetDependencies;
+    /* with edge data (CUDA 12.3): the only one that answers for a node whose
+     * edge is programmatic (a launch with programmatic stream serialization:
+     * llama.cpp's kernels); the one above refuses with CUDA_ERROR_LOSSY_QUERY */
+    PFN_cuGraphNodeGetDependencies_v12030 graphNodeGetDependenciesEdges;
     PFN_cuGraphNodeGetType_v10000 graphNodeGetType;
     PFN_cuGraphKernelNodeGetParams_v10000 graphKernelNodeGetParams;
     PFN_cuGraphExecKernelNodeSetParams_v10010 graphExecKernelNodeSetParams;

@@ -104,13 +104,21 @@ void enc_core_wide_call_end(void) {
 
 /* ---- a graph's kernel nodes, for patching ------------------------------------------- */
 
+/* node's dependencies (at most *nd into d), of any edge kind: a
+ * programmatic edge orders the nodes as a plain one does, for this purpose. */
+static CUresult node_dependencies(CUgraphNode node, CUgraphNode *d, size_t *nd) {
+    if (!enc_drv.graphNodeGetDependenciesEdges) return enc_drv.graphNodeGetDependencies(node, d, nd);
+    CUgraphEdgeData edges[2];
+    return *nd <= 2 ? enc_drv.graphNodeGetDependenciesEdges(node, d, edges, nd) : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* Each node's single dependency, as an index into all[] (-1: none). 0 if a
  * node has more than one, or one outside all[]. */
 static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
     for (uint32_t i = 0; i < n; i++) {
         CUgraphNode d[2];
         size_t nd = 2;
-        CUresult r = enc_drv.graphNodeGetDependencies(all[i], d, &nd);
+        CUresult r = node_dependencies(all[i], d, &nd);
         dep[i] = -1;
         for (uint32_t j = 0; r == CUDA_SUCCESS && nd == 1 && j < n; j++)
             if (all[j] == d[0]) dep[i] = (int32_t)j;

@@ -37,6 +37,19 @@ static inline int same_args(const enc_rec *a, const unsigned char *aa, const enc
     return a->afp == b->afp && memcmp(aa + a->arg_off, ba + b->arg_off, a->L->argbytes) == 0;
 }
 
+/* May a launch with r's attributes have its arguments patched into the node
+ * captured from it (same attributes: same_structure)? Programmatic stream
+ * serialization is no state of the node but the kind of its edge (llama.cpp
+ * launches every kernel so), which an argument patch leaves alone; the others
+ * (priority, cluster shape, sync domain...) are not known to survive
+ * cuGraphExecKernelNodeSetParams, so such launches are not patched. */
+static int attrs_patchable(const enc_rec *r, const unsigned char *arena) {
+    const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
+    for (uint32_t i = 0; i < r->nattrs; i++)
+        if (a[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) return 0;
+    return 1;
+}
+
 /* First argument that differs (for the report). */
 static int first_diff_arg(const enc_rec *a, const unsigned char *aa, const enc_rec *b, const unsigned char *ba) {
     const enc_layout *L = a->L;
@@ -109,7 +122,7 @@ static enc_graph *patchable(const enc_stream_state *st) {
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
-            if (seq->recs[i].nattrs) break;
+            if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena)) break;
             if (seq->recs[i].L->is_op && !enc_op_patchable(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             k++;
         }

@@ -85,8 +85,15 @@ void prog_init(void)
     prog_init_with(prog_access_parse(getenv("PROG_ACCESS")));
 }
 
+/* PROG_LAUNCH_PDL=1: prog_launch goes through cuLaunchKernelEx with
+ * programmatic stream serialization allowed, as llama.cpp's kernels do (a
+ * graph captured from them has programmatic edges). */
+static int launch_pdl;
+
 void prog_init_with(enum prog_access how)
 {
+    const char *pdl = getenv("PROG_LAUNCH_PDL");
+    launch_pdl = pdl && strcmp(pdl, "1") == 0;
     prog_drv_load(how);
     CK(drv.cuInit(0));
     CUdevice dev;
@@ -145,9 +152,21 @@ void prog_kernels_unload(prog_kernels *k)
     memset(k, 0, sizeof *k);
 }
 
+static CUlaunchConfig config_1d(unsigned grid, unsigned block, unsigned shmem, CUstream s, CUlaunchAttribute *attrs,
+                                unsigned nattrs);
+
 void prog_launch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params)
 {
     prog_count_launch();
+    if (launch_pdl) {
+        CUlaunchAttribute a;
+        memset(&a, 0, sizeof a);
+        a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig cfg = config_1d(grid, block, shmem, s, &a, 1);
+        CK(drv.cuLaunchKernelEx(&cfg, f, params, NULL));
+        return;
+    }
     CK(drv.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, s, params, NULL));
 }
 

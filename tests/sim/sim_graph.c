@@ -299,17 +299,40 @@ CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *num
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* cuGraphNodeGetDependencies as of CUDA 10.0 (cuda.h maps the name to the
- * newer _v2, with edge data, which the simulator does not have). */
-CUresult sim_graph_node_get_dependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies) {
+/* Is the edge from dep to n programmatic (n captured from a launch with
+ * programmatic stream serialization, after a kernel)? */
+static bool edge_programmatic(const sim_node *n, const sim_node *dep) {
+    return n->prog_edges && dep->type == CU_GRAPH_NODE_TYPE_KERNEL;
+}
+
+/* cuGraphNodeGetDependencies with edge data (CUDA 12.3; cuda.h's name). Rule
+ * (H100, driver 580, llama.cpp's kernels): without edgeData, a node with an
+ * edge that is not a plain one is refused with CUDA_ERROR_LOSSY_QUERY. */
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData,
+                                    size_t *numDependencies) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!numDependencies) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     sim_node *n = node_get(hNode);
-    if (n) node_list(dependencies, numDependencies, n->deps, n->ndeps);
+    size_t cap = *numDependencies;
+    if (n && dependencies && !edgeData)
+        for (int i = 0; i < n->ndeps && i < (int)cap; i++)
+            if (edge_programmatic(n, n->deps[i])) rc = CUDA_ERROR_LOSSY_QUERY;
+    if (n && !rc) {
+        node_list(dependencies, numDependencies, n->deps, n->ndeps);
+        for (int i = 0; edgeData && dependencies && i < n->ndeps && i < (int)cap; i++) {
+            memset(&edgeData[i], 0, sizeof edgeData[i]);
+            if (edge_programmatic(n, n->deps[i])) edgeData[i].type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        }
+    }
     pthread_mutex_unlock(&g_mu);
-    return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return !n ? CUDA_ERROR_INVALID_VALUE : rc;
+}
+
+/* cuGraphNodeGetDependencies as of CUDA 10.0: no edge data. */
+CUresult sim_graph_node_get_dependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies) {
+    return cuGraphNodeGetDependencies_v2(hNode, dependencies, NULL, numDependencies);
 }
 
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
@@ -451,7 +474,9 @@ int sim_capture_add_locked(sim_stream *s, sim_work *w, CUresult *rc) {
         *rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
         return 1;
     }
+    bool prog = w->kind == W_KERNEL && w->u.k.programmatic;
     sim_node *n = node_add(c->graph, w, s->frontier, s->nfrontier);
+    if (n) n->prog_edges = prog;
     if (!n || frontier_set(s, &n, 1)) {
         c->invalidated = true;
         *rc = CUDA_ERROR_OUT_OF_MEMORY;

@@ -75,6 +75,9 @@ typedef struct sim_kcall {
     bool apw_set, domain_set;
     size_t apw_bytes;
     int sync_domain;
+    /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION given: captured
+     * after a kernel node, the edge from it is programmatic */
+    bool programmatic;
 } sim_kcall;
 
 typedef struct sim_work {
@@ -284,6 +287,7 @@ struct sim_node {
     sim_work w;
     sim_node **deps;
     int ndeps, capdeps;
+    bool prog_edges; /* its edges from kernel nodes are programmatic (sim_kcall.programmatic) */
 };
 struct sim_graph {
     int magic;

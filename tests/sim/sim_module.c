@@ -664,6 +664,8 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
         } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN) {
             w.u.k.domain_set = true;
             w.u.k.sync_domain = (int)attrs[i].value.memSyncDomain;
+        } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
+            w.u.k.programmatic = attrs[i].value.programmaticStreamSerializationAllowed != 0;
         }
     return sim_enqueue(s, &w, NULL);
 }

@@ -248,6 +248,7 @@ static void procs_init(void) {
     E(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes);
     E(cuGraphNodeGetType, 10000, cuGraphNodeGetType);
     E(cuGraphNodeGetDependencies, 10000, sim_graph_node_get_dependencies);
+    E(cuGraphNodeGetDependencies, 12030, cuGraphNodeGetDependencies_v2);
     E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams);
     E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2);
     E(cuGraphKernelNodeSetParams, 10000, cuGraphKernelNodeSetParams);

@@ -495,6 +495,47 @@ static void test_exec_node_params(void) {
     CK(cuMemFree(x));
 }
 
+/* A kernel captured with programmatic stream serialization after a kernel
+ * gets a programmatic edge: the dependency query without edge data refuses
+ * it (CUDA_ERROR_LOSSY_QUERY, as the driver did for llama.cpp's graphs), the
+ * one with edge data (12.3) names it. */
+static void test_programmatic_edges(void) {
+    CUstream s;
+    CUdeviceptr x;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc(&x, N * 4));
+    uint32_t v = 1, n = N;
+    void *fa[] = {&x, &v, &n};
+    CUlaunchAttribute a = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    a.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1,
+                          .blockDimZ = 1, .hStream = s, .attrs = &a, .numAttrs = 1};
+    CUgraph g;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuLaunchKernel(f_fill, 1, 1, 1, 64, 1, 1, 0, s, fa, NULL));
+    CK(cuLaunchKernelEx(&cfg, f_fill, fa, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    CUgraphNode nodes[2], dep[2];
+    size_t nn = 2, nd = 2;
+    CK(cuGraphGetNodes(g, nodes, &nn));
+    CHECK(nn == 2);
+    PFN_cuGraphNodeGetDependencies_v10000 v1 = NULL;
+    CUdriverProcAddressQueryResult q;
+    CK(cuGetProcAddress("cuGraphNodeGetDependencies", (void **)&v1, 10000, 0, &q));
+    CUgraphNode second = NULL;
+    for (size_t i = 0; i < nn; i++) {
+        size_t k = 2;
+        if (v1(nodes[i], dep, &k) == CUDA_ERROR_LOSSY_QUERY) second = nodes[i];
+    }
+    CHECK(second != NULL); /* the first node has no edge: it answers */
+    CUgraphEdgeData ed[2];
+    CK(cuGraphNodeGetDependencies_v2(second, dep, ed, &nd));
+    CHECK(nd == 1 && ed[0].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC);
+    CK(cuGraphDestroy(g));
+    CK(cuStreamDestroy(s));
+    CK(cuMemFree(x));
+}
+
 /* cuGetProcAddress picks the ABI variant by version and flags */
 static void *sym(const char *name) { return dlsym(RTLD_DEFAULT, name); }
 
@@ -1062,6 +1103,7 @@ int main(void) {
     run("events_cross_stream", test_events_cross_stream);
     run("capture_matches_eager", test_capture_matches_eager);
     run("exec_node_params", test_exec_node_params);
+    run("programmatic_edges", test_programmatic_edges);
     run("get_proc_address", test_get_proc_address);
     run("per_thread_streams", test_per_thread_streams);
     run("extra_buffer_launch", test_extra_buffer_launch);
