@@ -313,6 +313,9 @@ CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependenc
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!numDependencies) return CUDA_ERROR_INVALID_VALUE;
+    /* SIMCUDA_FAIL_NODE_DEPS: a graph whose nodes cannot be told apart (as
+     * programmatic edges were before encore asked with edge data) */
+    if ((rc = (CUresult)sim_env_code("SIMCUDA_FAIL_NODE_DEPS", CUDA_ERROR_LOSSY_QUERY))) return rc;
     pthread_mutex_lock(&g_mu);
     sim_node *n = node_get(hNode);
     size_t cap = *numDependencies;

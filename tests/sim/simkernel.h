@@ -51,6 +51,10 @@
  *                              > 1 is used as the CUresult to return).
  *   SIMCUDA_FAIL_INSTANTIATE=1 cuGraphInstantiate* fail with
  *                              CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
+ *   SIMCUDA_FAIL_NODE_DEPS=1   cuGraphNodeGetDependencies (with edge data or
+ *                              without) fails with CUDA_ERROR_LOSSY_QUERY (> 1:
+ *                              that CUresult): a graph's nodes cannot be
+ *                              walked as a chain.
  *   SIMCUDA_FAIL_EXEC_SET_PARAMS=1  every update of an executable graph's
  *                              node (cuGraphExec{Kernel,Memcpy,Memset}NodeSetParams*,
  *                              cuGraphExecEvent{Record,Wait}NodeSetEvent) fails
