@@ -125,8 +125,13 @@ static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
         if (r != CUDA_SUCCESS || nd > 1 || (nd == 1 && dep[i] < 0)) {
             CUgraphNodeType type = (CUgraphNodeType)-1;
             enc_drv.graphNodeGetType(all[i], &type);
-            ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies (CUDA error %d)", n,
-                      i, (int)type, nd, (int)r);
+            if (r != CUDA_SUCCESS)
+                ENC_DEBUG("a graph of %u nodes cannot be walked: the dependencies of node %u (type %d) were refused "
+                          "(CUDA error %d)",
+                          n, i, (int)type, (int)r);
+            else
+                ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i, (int)type,
+                          nd);
             return 0;
         }
     }
