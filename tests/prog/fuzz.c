@@ -160,8 +160,15 @@ typedef struct flaunch {
     uint32_t a, n;    /* scalar (value, salt, factor) and element count */
     uint64_t b;       /* packed: the 64-bit argument */
     unsigned grid, block, shmem;
-    int nattrs, prio; /* LF_EX: 0-2 attributes (priority, ignore) */
+    int nattrs, prio; /* LF_EX: 0-2 attributes (priority, ignore); one attribute of
+                       * priority 0 is programmatic stream serialization instead
+                       * (llama.cpp's form: captured, a programmatic edge) */
 } flaunch;
+
+static int launch_programmatic(const flaunch *l)
+{
+    return l->form == LF_EX && l->nattrs == 1 && l->prio == 0;
+}
 
 enum opk {
     OP_LAUNCH,
@@ -795,7 +802,9 @@ static void print_launch(const plan *p, const flaunch *l)
         printf(")");
         break;
     }
-    if (l->form == LF_EX)
+    if (launch_programmatic(l))
+        printf(" attrs 1 (programmatic serialization)");
+    else if (l->form == LF_EX)
         printf(" attrs %d (priority %d)", l->nattrs, l->prio);
 }
 
@@ -1073,6 +1082,10 @@ static CUresult do_launch_on(const tstate *ts, const struct prog_drv *d, CUstrea
         memset(attrs, 0, sizeof attrs);
         attrs[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
         attrs[0].value.priority = l->prio;
+        if (launch_programmatic(l)) {
+            attrs[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attrs[0].value.programmaticStreamSerializationAllowed = 1;
+        }
         attrs[1].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
         CUlaunchConfig cfg;
         memset(&cfg, 0, sizeof cfg);
