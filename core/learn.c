@@ -348,10 +348,35 @@ static void keep_graph(enc_stream_state *st, enc_candidate *c, enc_graph *g, uin
     g->id = enc_event_graph_captured(g->len, g->recs, capture_ns, instantiate_ns);
 }
 
+/* Captures that keep failing are a failure of encore's (the driver refuses
+ * something in how it captures), and each costs a capture and perhaps an
+ * instantiation: after CAPTURE_FAIL_STREAK failures in a row, encore captures
+ * no new graph (those it has replay on), or, if none ever succeeded, switches
+ * itself off. */
+#define CAPTURE_FAIL_STREAK 16
+_Static_assert(CAPTURE_FAIL_STREAK == 16, "capture_failed's messages say 16");
+static unsigned capture_fail_streak, captures_ok; /* atomic */
+static int captures_stopped;                      /* atomic */
+
+static void capture_failed(const char *what, CUresult r) {
+    enc_event_capture_failed(what, r);
+    if (__atomic_add_fetch(&capture_fail_streak, 1, __ATOMIC_RELAXED) != CAPTURE_FAIL_STREAK) return;
+    if (!__atomic_load_n(&captures_ok, __ATOMIC_RELAXED)) {
+        enc_request_disable_why("16 of encore's captures in a row failed and none ever succeeded");
+        return;
+    }
+    __atomic_store_n(&captures_stopped, 1, __ATOMIC_RELAXED);
+    enc_log(ENC_LOG_WARN,
+            "16 of encore's captures in a row failed (the last in %s, CUDA error %d); encore captures "
+            "no new graphs from now on (those it has still replay)",
+            what, (int)r);
+}
+
 /* Capture st's sequence into a graph for candidate c (structural: captured
  * for patching). With st->mu held. */
 static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
+    if (__atomic_load_n(&captures_stopped, __ATOMIC_RELAXED)) return;
     if (!sequence_allowed(&st->seq)) {
         c->state = ENC_CAND_NEVER;
         return;
@@ -383,7 +408,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     uint64_t t2 = enc_now_ns();
     if (what) {
         c->state = ENC_CAND_NEVER; /* never again for this sequence */
-        enc_event_capture_failed(what, r);
+        capture_failed(what, r);
         enc_graph_free(g);
     } else if (structural && !g->knodes) {
         /* captured for patching, but its nodes cannot be told apart: holding
@@ -394,6 +419,8 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
         enc_graph_free(g);
     } else {
         if (mixed_prio) st->mixed_prio = 1;
+        __atomic_store_n(&capture_fail_streak, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&captures_ok, 1, __ATOMIC_RELAXED);
         keep_graph(st, c, g, t1 - t0, t2 - t1);
     }
 }

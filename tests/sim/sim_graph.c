@@ -706,6 +706,9 @@ static CUresult end_capture(CUstream h, CUgraph *phGraph, int ptds) {
                 rc = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
     }
     if (!rc) rc = (CUresult)sim_env_code("SIMCUDA_FAIL_CAPTURE", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    static int ended; /* captures ended so far (g_mu) */
+    const char *after = getenv("SIMCUDA_FAIL_CAPTURE_AFTER");
+    if (!rc && after && *after && ++ended > atoi(after)) rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     /* the capture ends either way */
     sim_graph *g = capture_terminate_locked(c, rc == CUDA_SUCCESS);
     *phGraph = (CUgraph)g;

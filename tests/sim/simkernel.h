@@ -49,6 +49,8 @@
  *   SIMCUDA_FAIL_CAPTURE=1     cuStreamEndCapture fails with
  *                              CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (a value
  *                              > 1 is used as the CUresult to return).
+ *   SIMCUDA_FAIL_CAPTURE_AFTER=N  the same for every capture after the
+ *                              first N (which succeed).
  *   SIMCUDA_FAIL_INSTANTIATE=1 cuGraphInstantiate* fail with
  *                              CUDA_ERROR_INVALID_VALUE (> 1: that CUresult).
  *   SIMCUDA_FAIL_NODE_DEPS=1   cuGraphNodeGetDependencies (with edge data or
