@@ -7,6 +7,9 @@
 //                                        and a record of one event in one graph)
 //   gpu_nodes_probe rule13               patching from an event patched in before and destroyed since
 //                                        (alone, under a timeout: a use after destroy may hang the driver)
+//   gpu_nodes_probe attrpatch            14: does a launch attribute (a cluster shape, a programmatic
+//                                        edge) survive an argument patch of its node (core/replay.c
+//                                        attrs_patchable patches programmatic serialization only)?
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
@@ -167,6 +170,59 @@ static void same_event_wait_then_record(cudaStream_t s, cudaStream_t s2) {
     printf("RULE wait then record of one event in one graph: finished within 5 s: %s\n", nm(r));
 }
 
+// 14. The cluster a block is in, as the kernel sees it, written to out[slot].
+__global__ void cluster_size(int *out, int slot) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned n; asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    if (threadIdx.x == 0 && blockIdx.x == 0) out[slot] = (int)n;
+#else
+    if (threadIdx.x == 0 && blockIdx.x == 0) out[slot] = -1;
+#endif
+}
+
+// One graph: a kernel, then cluster_size launched with `attr`; patch cluster_size's slot argument
+// (cuGraphExecKernelNodeSetParams, as encore does) and see what the patched node runs with.
+static void attr_patch(const char *what, cudaLaunchAttribute attr, int want) {
+    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int *out; CK(cudaMalloc(&out, 4 * sizeof(int))); CK(cudaMemset(out, 0, 4 * sizeof(int)));
+    cudaGraph_t g; cudaGraphExec_t gx;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    spin<<<1, 1, 0, s>>>(1000);
+    cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(2); cfg.blockDim = dim3(32); cfg.stream = s;
+    cfg.attrs = &attr; cfg.numAttrs = 1;
+    cudaError_t le = cudaLaunchKernelEx(&cfg, cluster_size, out, 0);
+    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&gx, g, 0));
+    size_t nn = 0; CK(cudaGraphGetNodes(g, nullptr, &nn)); std::vector<cudaGraphNode_t> nodes(nn); CK(cudaGraphGetNodes(g, nodes.data(), &nn));
+    // the entry points encore resolves (base/driver.c): the CUDA 10.0 and 10.1 forms
+    CUresult (*get)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v1 *) = nullptr;
+    CUresult (*set)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *) = nullptr;
+    CUdriverProcAddressQueryResult qr;
+    cuGetProcAddress("cuGraphKernelNodeGetParams", (void **)&get, 10000, CU_GET_PROC_ADDRESS_DEFAULT, &qr);
+    cuGetProcAddress("cuGraphExecKernelNodeSetParams", (void **)&set, 10010, CU_GET_PROC_ADDRESS_DEFAULT, &qr);
+    CUresult pr = CUDA_ERROR_NOT_FOUND;
+    for (size_t i = 0; get && set && i < nn; i++) {
+        CUDA_KERNEL_NODE_PARAMS_v1 p; CUgraphNodeType t; cuGraphNodeGetType((CUgraphNode)nodes[i], &t);
+        if (t != CU_GRAPH_NODE_TYPE_KERNEL || get((CUgraphNode)nodes[i], &p) != CUDA_SUCCESS) continue;
+        if (p.gridDimX != 2) continue; // the spin kernel has one block
+        int slot = 1; void *args[] = {&out, &slot}; p.kernelParams = args; p.extra = nullptr;
+        pr = set((CUgraphExec)gx, (CUgraphNode)nodes[i], &p);
+    }
+    cfg.stream = s; CK(cudaLaunchKernelEx(&cfg, cluster_size, out, 0)); // eager, into slot 0
+    CK(cudaGraphLaunch(gx, s)); cudaError_t q = cudaStreamSynchronize(s); cudaGetLastError();
+    int h[2] = {0, 0}; cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+    printf("RULE 14 %s: capture launch %s, patch %d, sync %s; eager %d, the patched node %d (%d if the attribute was kept)\n",
+           what, nm(le), (int)pr, nm(q), h[0], h[1], want);
+    cudaGraphExecDestroy(gx); cudaGraphDestroy(g); cudaFree(out); cudaStreamDestroy(s);
+}
+
+static int attr_patch_rules() {
+    cudaLaunchAttribute a = {}; a.id = cudaLaunchAttributeClusterDimension; a.val.clusterDim.x = 2; a.val.clusterDim.y = 1; a.val.clusterDim.z = 1;
+    attr_patch("cluster shape 2x1x1", a, 2);
+    cudaLaunchAttribute b = {}; b.id = cudaLaunchAttributeProgrammaticStreamSerialization; b.val.programmaticStreamSerializationAllowed = 1;
+    attr_patch("programmatic serialization (cluster of 1)", b, 1);
+    return 0;
+}
+
 static int rules() {
     cudaStream_t s, s2; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     const long long LONG = 200000000; // ~0.1 s
@@ -241,6 +297,7 @@ int main(int argc, char **argv) {
     int dev = 0; if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) return 77;
     setvbuf(stdout, nullptr, _IOLBF, 0); // each RULE line out at once: a crash or a timeout keeps what came before
     if (!strcmp(argv[1], "rules")) return rules();
+    if (!strcmp(argv[1], "attrpatch")) return attr_patch_rules();
     if (!strcmp(argv[1], "rule13")) {
         cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         patched_event_destroyed(s);
