@@ -104,6 +104,12 @@ void enc_core_wide_call_end(void) {
 
 /* ---- a graph's kernel nodes, for patching ------------------------------------------- */
 
+/* node's type, for a debug line (-1 if the driver does not say). */
+static int node_type(CUgraphNode node) {
+    CUgraphNodeType type;
+    return enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS ? (int)type : -1;
+}
+
 /* node's dependencies (at most *nd into d), of any edge kind: a
  * programmatic edge orders the nodes as a plain one does, for this purpose. */
 static CUresult node_dependencies(CUgraphNode node, CUgraphNode *d, size_t *nd) {
@@ -123,15 +129,13 @@ static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
         for (uint32_t j = 0; r == CUDA_SUCCESS && nd == 1 && j < n; j++)
             if (all[j] == d[0]) dep[i] = (int32_t)j;
         if (r != CUDA_SUCCESS || nd > 1 || (nd == 1 && dep[i] < 0)) {
-            CUgraphNodeType type = (CUgraphNodeType)-1;
-            enc_drv.graphNodeGetType(all[i], &type);
             if (r != CUDA_SUCCESS)
                 ENC_DEBUG("a graph of %u nodes cannot be walked: the dependencies of node %u (type %d) were refused "
                           "(CUDA error %d)",
-                          n, i, (int)type, (int)r);
+                          n, i, node_type(all[i]), (int)r);
             else
-                ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i, (int)type,
-                          nd);
+                ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i,
+                          node_type(all[i]), nd);
             return 0;
         }
     }
@@ -177,9 +181,8 @@ static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs,
         chain[i].node = all[next];
         prev = next;
         if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) {
-            CUgraphNodeType type = (CUgraphNodeType)-1;
-            enc_drv.graphNodeGetType(chain[i].node, &type);
-            ENC_DEBUG("graph node %u of %u (type %d) is not its launch %s", i, n, (int)type, recs[i].L->name);
+            ENC_DEBUG("graph node %u of %u (type %d) is not its launch %s", i, n, node_type(chain[i].node),
+                      recs[i].L->name);
             return 0;
         }
         chain[i].ev = enc_op_event(&recs[i], arena);
