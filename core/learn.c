@@ -364,11 +364,12 @@ static int captures_stopped;                      /* atomic */
 static void capture_failed(const char *what, CUresult r) {
     enc_event_capture_failed(what, r);
     if (__atomic_add_fetch(&capture_fail_streak, 1, __ATOMIC_RELAXED) != CAPTURE_FAIL_STREAK) return;
+    /* at once: switching off waits for an entry point that holds no lock, and a capture may come first */
+    __atomic_store_n(&captures_stopped, 1, __ATOMIC_RELAXED);
     if (!__atomic_load_n(&captures_ok, __ATOMIC_RELAXED)) {
         enc_request_disable_why("16 of encore's captures in a row failed and none ever succeeded");
         return;
     }
-    __atomic_store_n(&captures_stopped, 1, __ATOMIC_RELAXED);
     enc_log(ENC_LOG_WARN,
             "16 of encore's captures in a row failed (the last in %s, CUDA error %d); encore captures "
             "no new graphs from now on (those it has still replay)",
