@@ -38,15 +38,18 @@ static inline int same_args(const enc_rec *a, const unsigned char *aa, const enc
 }
 
 /* May a launch with r's attributes have its arguments patched into the node
- * captured from it (same attributes: same_structure)? Programmatic stream
- * serialization is no state of the node but the kind of its edge (llama.cpp
- * launches every kernel so), which an argument patch leaves alone; the others
- * (priority, cluster shape, sync domain...) are not known to survive
- * cuGraphExecKernelNodeSetParams, so such launches are not patched. */
+ * captured from it (same attributes: same_structure)? Two are known to
+ * survive cuGraphExecKernelNodeSetParams (gpu_nodes_probe rule 14, H200,
+ * 2026-11-26): programmatic stream serialization, the kind of the node's
+ * edge (llama.cpp launches every kernel so), and a cluster shape (CUTLASS's
+ * and cuBLAS's Hopper kernels). The others (priority, sync domain, access
+ * policy...) were not probed, so launches with them are not patched. */
 static int attrs_patchable(const enc_rec *r, const unsigned char *arena) {
     const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
     for (uint32_t i = 0; i < r->nattrs; i++)
-        if (a[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) return 0;
+        if (a[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+            a[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            return 0;
     return 1;
 }
 

@@ -58,10 +58,13 @@ static void fill_body(const simcuda_dims *d, void **args)
 }
 SIMCUDA_KERNEL(fill, fill_body, sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t));
 
-/* mix(u32 *dst, u32 salt, u32 n): dst[i] = mix32(dst[i] ^ salt ^ i*K) */
+/* mix(u32 *dst, u32 salt, u32 n): dst[i] = mix32(dst[i] ^ salt ^ i*K), the
+ * salt changed by the launch's cluster shape if it has one (so that a replay
+ * that lost the shape changes the values) */
 static void mix_body(const simcuda_dims *d, void **args)
 {
     uint32_t *dst = ARG(uint32_t *, 0), salt = ARG(uint32_t, 1), n = limit(d, ARG(uint32_t, 2));
+    salt += d->cluster[0] * 0x10000u;
     for (uint32_t i = 0; i < n; i++)
         dst[i] = mix32(dst[i] ^ salt ^ (i * K_ADD));
 }

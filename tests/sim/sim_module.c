@@ -624,7 +624,7 @@ CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, un
     }
     k->func = f;
     k->argsize = f->argsize;
-    k->dims = (simcuda_dims){{gx, gy, gz}, {bx, by, bz}, smem};
+    k->dims = (simcuda_dims){{gx, gy, gz}, {bx, by, bz}, smem, {0, 0, 0}};
     return CUDA_SUCCESS;
 }
 
@@ -666,6 +666,11 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
             w.u.k.sync_domain = (int)attrs[i].value.memSyncDomain;
         } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
             w.u.k.programmatic = attrs[i].value.programmaticStreamSerializationAllowed != 0;
+        } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            /* the kernel sees its cluster's shape (%cluster_nctarank on a GPU) */
+            w.u.k.dims.cluster[0] = attrs[i].value.clusterDim.x;
+            w.u.k.dims.cluster[1] = attrs[i].value.clusterDim.y;
+            w.u.k.dims.cluster[2] = attrs[i].value.clusterDim.z;
         }
     return sim_enqueue(s, &w, NULL);
 }

@@ -44,6 +44,12 @@ static void wait_flag_body(const simcuda_dims *d, void **args) {
 }
 SIMCUDA_KERNEL(wait_flag, wait_flag_body, sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint32_t), sizeof(uint32_t *));
 
+/* cluster_x(u32 *out, u32 add): *out = the launch's cluster width + add */
+static void cluster_x_body(const simcuda_dims *d, void **args) {
+    **(uint32_t **)args[0] = d->cluster[0] + *(uint32_t *)args[1];
+}
+SIMCUDA_KERNEL(cluster_x, cluster_x_body, sizeof(uint32_t *), sizeof(uint32_t));
+
 /* ---- harness ---- */
 static int g_pass, g_fail, g_cur_failed;
 static const char *g_cur;
@@ -531,6 +537,45 @@ static void test_programmatic_edges(void) {
     CUgraphEdgeData ed[2];
     CK(cuGraphNodeGetDependencies_v2(second, dep, ed, &nd));
     CHECK(nd == 1 && ed[0].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC);
+    CK(cuGraphDestroy(g));
+    CK(cuStreamDestroy(s));
+    CK(cuMemFree(x));
+}
+
+/* A node keeps its cluster shape when its arguments are patched
+ * (gpu_nodes_probe rule 14: the driver does). */
+static void test_cluster_shape_survives_an_argument_patch(void) {
+    CUfunction f;
+    CK(cuModuleGetFunction(&f, g_main_mod, "cluster_x"));
+    CUstream s;
+    CUdeviceptr x;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc(&x, 4));
+    uint32_t add = 0, out = 0;
+    void *args[] = {&x, &add};
+    CUlaunchAttribute a = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    a.value.clusterDim.x = 2;
+    a.value.clusterDim.y = a.value.clusterDim.z = 1;
+    CUlaunchConfig cfg = {.gridDimX = 2, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+                          .blockDimZ = 1, .hStream = s, .attrs = &a, .numAttrs = 1};
+    CUgraph g;
+    CUgraphExec ex;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuLaunchKernelEx(&cfg, f, args, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiateWithFlags(&ex, g, 0));
+    CUgraphNode node;
+    size_t nn = 1;
+    CK(cuGraphGetNodes(g, &node, &nn));
+    add = 10;
+    CUDA_KERNEL_NODE_PARAMS p = {.func = f, .gridDimX = 2, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+                                 .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
+    CK(cuGraphExecKernelNodeSetParams(ex, node, &p));
+    CK(cuGraphLaunch(ex, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemcpyDtoH(&out, x, 4));
+    CHECK(out == 12); /* the new argument, the old shape */
+    CK(cuGraphExecDestroy(ex));
     CK(cuGraphDestroy(g));
     CK(cuStreamDestroy(s));
     CK(cuMemFree(x));
@@ -1104,6 +1149,7 @@ int main(void) {
     run("capture_matches_eager", test_capture_matches_eager);
     run("exec_node_params", test_exec_node_params);
     run("programmatic_edges", test_programmatic_edges);
+    run("cluster_shape_survives_an_argument_patch", test_cluster_shape_survives_an_argument_patch);
     run("get_proc_address", test_get_proc_address);
     run("per_thread_streams", test_per_thread_streams);
     run("extra_buffer_launch", test_extra_buffer_launch);

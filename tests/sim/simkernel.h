@@ -96,6 +96,7 @@ typedef struct simcuda_dims {
     unsigned grid[3];
     unsigned block[3];
     unsigned shared_bytes;
+    unsigned cluster[3]; /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION of the launch; 0, 0, 0 without one */
 } simcuda_dims;
 
 typedef void (*simcuda_kernel_fn)(const simcuda_dims *dims, void **args);
