@@ -70,9 +70,9 @@ WORKLOADS = {
         "torch.compile 6 transformer blocks, KV 128"),
     "transformer-cpp": ("py", "reduce-overhead", 100,
         "torch.compile transformer, cpp_wrapper"),
-    "transformer-aoti": ("py", "none (a manual graph of the runner faults, without encore too)", 30,
+    "transformer-aoti": ("py", "manual torch.cuda.graph of the runner, relaxed capture", 30,
         "AOTInductor transformer, from Python (aoti_load_package)"),
-    "mlp-aoti": ("py", "none (a manual graph of the runner faults, without encore too)", 25,
+    "mlp-aoti": ("py", "manual torch.cuda.graph of the runner, relaxed capture", 25,
         "AOTInductor MLP, from Python"),
     # PyTorch from C++ (tests/bench/bench_libtorch.cpp, built by scripts/build-libtorch-bench)
     "libtorch": ("cpp", "manual at::cuda::CUDAGraph", 15,
