@@ -391,14 +391,18 @@ def aoti_package(model_name):
 
 
 def build_aoti(model_name):
-    """The model packaged by AOTInductor, loaded with torch._inductor.aoti_load_package, run from
-    Python. Graph mode: a manual torch.cuda.graph of the loaded model's call (the same runner)."""
+    """The model packaged by AOTInductor, loaded with torch._inductor.aoti_load_package (its
+    single-threaded runner), run from Python. Graph mode: a manual torch.cuda.graph of the loaded
+    model's call (the same runner)."""
     import torch
     import torch._inductor
     dev = torch_device()
     path = aoti_package(model_name)
 
-    fn = torch._inductor.aoti_load_package(path)
+    # The single-threaded runner (made for CUDA graphs, pytorch#148601): the default one keeps a pool
+    # of model instances behind events, and its first eager call after a capture of it failed
+    # ("invalid argument", H200, torch 2.11, 2026-11-26).
+    fn = torch._inductor.aoti_load_package(path, run_single_threaded=True)
     torch.manual_seed(0)
     x = torch.randn(1, 256, device=dev) if model_name == "mlp" else torch.randn(1, 1, 768, device=dev)
 
@@ -408,11 +412,11 @@ def build_aoti(model_name):
         return out[0] if isinstance(out, (list, tuple)) else out
 
     def make_graph():
-        # The graph of the very runner the other blocks run (relaxed capture: the runner queries its
-        # events). A second aoti_load_package of the same package in this process, captured, faulted
-        # at its first replay with an illegal address, without encore too (H100, torch 2.11,
-        # 2026-11-26: scripts/gpu-aoti-graph-check); the one loaded runner captured replays right
-        # (H200, 2026-11-26: scripts/gpu-aoti-graph-why, every case the same as eager).
+        # The graph of the very runner the other blocks run. A second aoti_load_package of the same
+        # package in this process, captured, faulted at its first replay with an illegal address,
+        # without encore too (H100, torch 2.11, 2026-11-26: scripts/gpu-aoti-graph-check); the one
+        # loaded runner captured replays right (H200, 2026-11-26: scripts/gpu-aoti-graph-why, every
+        # case the same as eager, the single-threaded runner in global capture mode too).
         return manual_graph(torch, step, "relaxed")
     return step, torch.cuda.synchronize, torch_checksum, make_graph
 
