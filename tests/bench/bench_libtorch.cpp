@@ -199,7 +199,10 @@ int run(const Args &a) {
     } else {
 #ifdef BENCH_AOTI
         if (a.package.empty()) throw std::runtime_error("--package FILE.pt2 is needed for aoti");
-        auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(a.package);
+        // the single-threaded runner (made for CUDA graphs): the default one keeps a pool of model
+        // instances behind events, and from Python its first eager call after a capture of it
+        // failed ("invalid argument", H200, torch 2.11, 2026-11-26)
+        auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(a.package, "model", true);
         x = at::randn({1, 1, kD}, o);
         step = [loader, x] { return loader->run({x})[0]; };
 #else
