@@ -1145,18 +1145,13 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode h
     pthread_mutex_lock(&g_mu);
     sim_work *old = sim_exec_node_work_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_KERNEL);
     if (old) {
-        /* The node keeps the launch attributes it was captured with: a cluster
-         * shape and a programmatic edge survive an argument patch (gpu_nodes_probe
-         * rule 14, H200, driver 580.159.04, 2026-11-26); the others are taken to
-         * behave alike (not probed; encore patches no launch that has them). */
+        /* A cluster shape and a programmatic edge survive an argument patch
+         * (gpu_nodes_probe rule 14, H200, driver 580.159.04, 2026-11-26). The
+         * other launch attributes (priority, access policy, sync domain) were
+         * not probed: the patched node loses them here, the strict guess, so
+         * that a test would see encore patch a launch that has one. */
         const sim_kcall *o = &old->u.k;
         memcpy(w.u.k.dims.cluster, o->dims.cluster, sizeof w.u.k.dims.cluster);
-        w.u.k.prio_set = o->prio_set;
-        w.u.k.prio = o->prio;
-        w.u.k.apw_set = o->apw_set;
-        w.u.k.apw_bytes = o->apw_bytes;
-        w.u.k.domain_set = o->domain_set;
-        w.u.k.sync_domain = o->sync_domain;
         w.u.k.programmatic = o->programmatic;
         sim_work_release(old);
         *old = w;
