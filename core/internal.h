@@ -239,11 +239,11 @@ typedef struct enc_stream_state {
     int anchor_set;
     uint64_t anchor_sfp, anchor_afp;
     uint32_t since_anchor; /* launches recorded since the anchor last began a sequence */
-    /* This stream's longest sequence (0: enc_opt.max_sequence): a stream whose
-     * launches come slower gets shorter sequences, so that holding one keeps
-     * the GPU waiting no longer than ENCORE_HOLD_BUDGET (sequence.c). */
+    /* This stream's longest sequence (0: enc_opt.max_sequence): slower launches, shorter
+     * sequences, so that one held keeps the GPU waiting at most ENCORE_HOLD_BUDGET. */
     uint32_t seq_cap;
     uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
+    uint8_t ramp;      /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP) */
 
     /* Per-thread default streams: another thread cannot name them, so a
      * release from another thread (deadline, a device-wide flush) goes to a
@@ -458,15 +458,15 @@ void enc_sequence_open(enc_stream_state *st);
 int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
 /* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
-/* enc_sequence_end caused by the launch being recorded (full, or its anchor
- * came again): timed into st->sample when that launch is timed. */
+/* The same, caused by the launch being recorded (full, or its anchor came again): timed. */
 void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why);
 /* The stream's context is gone: drop the open sequence, held launches too, issuing nothing. */
 void enc_sequence_discard(enc_stream_state *st);
-/* The longest sequence for launches this far apart (ENCORE_HOLD_BUDGET). */
+/* The longest sequence for launches this far apart (ENCORE_HOLD_BUDGET), the
+ * stream's for its pace, and where its open one ends (ENCORE_HOLD_RAMP). */
 uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns);
-/* The stream's longest sequence now. */
 uint32_t enc_sequence_cap(const enc_stream_state *st);
+uint32_t enc_sequence_limit(const enc_stream_state *st);
 
 /* ---- learn.c: candidates, capture, a graph's kernel nodes ------------------------ */
 

@@ -100,7 +100,7 @@ static uint64_t sample_take_ends(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    if (st->seq.n >= enc_sequence_cap(st)) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    if (st->seq.n >= enc_sequence_limit(st)) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
 /* The pending launch went to the driver (with result r) and is part of the

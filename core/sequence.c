@@ -45,6 +45,31 @@ uint32_t enc_sequence_cap(const enc_stream_state *st) {
     return st->seq_cap ? st->seq_cap : (uint32_t)enc_opt.max_sequence;
 }
 
+/* ENCORE_HOLD_RAMP (a trial, off by default). After a flush point (a
+ * synchronize, most often) the GPU has nothing left to run, and a held
+ * sequence keeps it waiting until the sequence ends; later sequences are held
+ * while the GPU runs the earlier ones. So on a stream whose pace cuts its
+ * sequences (seq_cap below ENCORE_MAX_SEQUENCE: a host that takes
+ * microseconds per launch), the first sequence after a flush point is a
+ * quarter of the cap (at least ENC_RAMP_FIRST launches and
+ * ENCORE_MIN_SEQUENCE), the next twice that, up to the cap: with a cap of 8,
+ * sequences of 2, 4, 8, 8, ... The cut points follow from where flush points
+ * come, so a loop is cut at the same places in every iteration. Streams the
+ * budget does not cut (fast hosts) are left as they are: there a sequence is
+ * held for little host time, and more graphs would cost more graph launches
+ * than the GPU waits. */
+#define ENC_RAMP_FIRST 2u
+#define ENC_RAMP_MAX 8u /* doublings counted: the first is a quarter of the cap, so 2 reach it */
+uint32_t enc_sequence_limit(const enc_stream_state *st) {
+    uint32_t cap = enc_sequence_cap(st);
+    if (!enc_opt.hold_ramp || !st->seq_cap || st->seq_cap >= (uint32_t)enc_opt.max_sequence) return cap;
+    uint32_t first = cap / 4;
+    if (first < ENC_RAMP_FIRST) first = ENC_RAMP_FIRST;
+    if (first < (uint32_t)enc_opt.min_sequence) first = (uint32_t)enc_opt.min_sequence;
+    uint32_t lim = first << (st->ramp < ENC_RAMP_MAX ? st->ramp : ENC_RAMP_MAX);
+    return lim < cap ? lim : cap;
+}
+
 /* A new cap is taken only when ENC_CAP_VOTES sequences in a row asked for
  * it: every change moves the cut points, and graphs captured at the old ones
  * stop matching. The first cap of a stream is taken sooner (ENC_CAP_FIRST_VOTES):
@@ -86,6 +111,10 @@ static void note_pace(enc_stream_state *st) {
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
+    if (why != ENC_FLUSH_SEQUENCE_FULL)
+        st->ramp = 0; /* a flush point: the next sequences start short again (ENCORE_HOLD_RAMP) */
+    else if (st->open && st->ramp < ENC_RAMP_MAX)
+        st->ramp++;
     enc_release_at_sequence_end(st, why);
     if (why != ENC_FLUSH_SEQUENCE_FULL) st->anchor_set = 0; /* a flush point: the next launch anchors */
     if (!st->open) return;

@@ -31,6 +31,7 @@ enum enc_opt_type {
     X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "2",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
     X(max_sequence,     "ENCORE_MAX_SEQUENCE",      ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into several sequences (old name: ENCORE_MAX_CHUNK)") \
     X(hold_budget,      "ENCORE_HOLD_BUDGET",       ENC_OPT_DURATION, "30us",   0, 10000000,    "host time a held sequence should take at most: on a stream whose launches come slower, sequences are cut shorter (a power of two, at least 8 launches) so that the GPU is not kept waiting; 0: always ENCORE_MAX_SEQUENCE") \
+    X(hold_ramp,        "ENCORE_HOLD_RAMP",         ENC_OPT_BOOL,     "0",      0, 1,           "(trial) on a stream whose sequences ENCORE_HOLD_BUDGET cuts, the first sequences after a flush point (a synchronize, say) are shorter: a quarter of the cut (at least 2 launches), doubling back to it, so that the GPU, idle there, starts sooner") \
     X(min_sequence,     "ENCORE_MIN_SEQUENCE",      ENC_OPT_INT,      "2",      1, 4096,        "shortest launch sequence worth a graph (old name: ENCORE_MIN_CHUNK)") \
     X(max_graphs,     "ENCORE_MAX_GRAPHS",        ENC_OPT_INT,      "1024",   1, 1000000,     "graphs kept at most; the least recently used is evicted") \
     X(flush_deadline, "ENCORE_FLUSH_DEADLINE",    ENC_OPT_DURATION, "200us",  1, 10000000,    "held launches are issued after this long even if no CUDA call comes") \

@@ -92,6 +92,7 @@ VARIANTS = {
     "encore-gap30": {"ENCORE_MAX_GAP": "30us"},          # streams held up to 30 us a launch (default 10)
     "encore-budget30": {"ENCORE_HOLD_BUDGET": "30us"},   # the default since 2026-11-26 (before: 120 us of host time)
     "encore-budget120": {"ENCORE_HOLD_BUDGET": "120us"},  # the default before 2026-11-26: longer held sequences
+    "encore-ramp": {"ENCORE_HOLD_RAMP": "1"},  # a trial: shorter first sequences after a flush point
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
 }
 VARIANT_NOTES = {
@@ -103,6 +104,7 @@ VARIANT_NOTES = {
     "encore-gap30": "ENCORE_MAX_GAP=30us: streams whose launches come up to 30 us apart are held too",
     "encore-budget30": "ENCORE_HOLD_BUDGET=30us: held sequences of at most 30 us of host time (the default now)",
     "encore-budget120": "ENCORE_HOLD_BUDGET=120us: held sequences of at most 120 us of host time (the old default)",
+    "encore-ramp": "ENCORE_HOLD_RAMP=1: after a flush point, a budget-cut stream's first sequences are a quarter of the cut, doubling back",
     "launch-free": "no encore: LD_PRELOAD=libskiplaunch.so SKIPLAUNCH_SWITCH=1, its A blocks skip every kernel "
                    "launch (the GPU does nothing): the launch-free bound, what no launch interposer can beat",
 }
