@@ -1,5 +1,6 @@
-/* Unit tests of the hold budget (core/sequence.c): how long a stream's
- * sequences may be, given the host time between its launches. */
+/* Unit tests of the hold budget and the hold ramp (core/sequence.c): how long
+ * a stream's sequences may be, given the host time between its launches and
+ * how many sequences ended full since the last flush point. */
 #include "core/internal.h"
 #include "policy/options.h"
 #include "testhelper.h"
@@ -38,6 +39,48 @@ int main(int argc, char **argv) {
         enc_opt.hold_budget = 0;
         EXPECT_EQ_INT(enc_sequence_cap_for_pace(100000), 128);
         enc_opt.hold_budget = 120;
+    }
+
+    static enc_stream_state st; /* a stream's fields as sequence.c reads them; zeroed */
+    enc_opt.min_sequence = 2;
+
+    TEST("hold ramp: off, a sequence ends at the stream's cap") {
+        enc_opt.hold_ramp = 0;
+        st.seq_cap = 8;
+        st.ramp = 0;
+        EXPECT_EQ_INT(enc_sequence_limit(&st), 8);
+    }
+
+    TEST("hold ramp: on, a cut stream's sequences after a flush point are 2, 4, then the cap") {
+        enc_opt.hold_ramp = 1;
+        st.seq_cap = 8;
+        uint32_t want[] = {2, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+        for (uint8_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            st.ramp = i;
+            EXPECT_EQ_INT(enc_sequence_limit(&st), want[i]);
+        }
+        st.seq_cap = 64; /* a quarter of a larger cap first */
+        st.ramp = 0;
+        EXPECT_EQ_INT(enc_sequence_limit(&st), 16);
+        st.ramp = 1;
+        EXPECT_EQ_INT(enc_sequence_limit(&st), 32);
+    }
+
+    TEST("hold ramp: never below ENCORE_MIN_SEQUENCE") {
+        enc_opt.min_sequence = 3;
+        st.seq_cap = 8;
+        st.ramp = 0;
+        EXPECT_EQ_INT(enc_sequence_limit(&st), 3);
+        enc_opt.min_sequence = 2;
+    }
+
+    TEST("hold ramp: a stream the budget does not cut is left as it is") {
+        st.seq_cap = 0; /* pace not known, or fast: ENCORE_MAX_SEQUENCE */
+        st.ramp = 0;
+        EXPECT_EQ_INT(enc_sequence_limit(&st), 128);
+        st.seq_cap = 128;
+        EXPECT_EQ_INT(enc_sequence_limit(&st), 128);
+        enc_opt.hold_ramp = 0;
     }
     return th_report();
 }
