@@ -88,14 +88,18 @@ void prog_init(void)
 /* PROG_LAUNCH_PDL=1: prog_launch goes through cuLaunchKernelEx with
  * programmatic stream serialization allowed, as llama.cpp's kernels do (a
  * graph captured from them has programmatic edges). PROG_LAUNCH_CLUSTER=1:
- * through cuLaunchKernelEx with a cluster shape of one block (mix sees it). */
-static int launch_pdl, launch_cluster;
+ * through cuLaunchKernelEx with a cluster shape of one block (mix sees it).
+ * PROG_LAUNCH_PRIORITY=1: with a launch priority of -1 (the simulator counts
+ * kernels run at a priority). */
+static int launch_pdl, launch_cluster, launch_priority;
 
 void prog_init_with(enum prog_access how)
 {
-    const char *pdl = getenv("PROG_LAUNCH_PDL"), *cluster = getenv("PROG_LAUNCH_CLUSTER");
+    const char *pdl = getenv("PROG_LAUNCH_PDL"), *cluster = getenv("PROG_LAUNCH_CLUSTER"),
+               *priority = getenv("PROG_LAUNCH_PRIORITY");
     launch_pdl = pdl && strcmp(pdl, "1") == 0;
     launch_cluster = cluster && strcmp(cluster, "1") == 0;
+    launch_priority = priority && strcmp(priority, "1") == 0;
     prog_drv_load(how);
     CK(drv.cuInit(0));
     CUdevice dev;
@@ -160,12 +164,15 @@ static CUlaunchConfig config_1d(unsigned grid, unsigned block, unsigned shmem, C
 void prog_launch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params)
 {
     prog_count_launch();
-    if (launch_pdl || launch_cluster) {
+    if (launch_pdl || launch_cluster || launch_priority) {
         CUlaunchAttribute a;
         memset(&a, 0, sizeof a);
         if (launch_pdl) {
             a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
             a.value.programmaticStreamSerializationAllowed = 1;
+        } else if (launch_priority) {
+            a.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            a.value.priority = -1;
         } else {
             a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
             a.value.clusterDim.x = a.value.clusterDim.y = a.value.clusterDim.z = 1;
