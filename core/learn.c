@@ -125,17 +125,18 @@ static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
         CUgraphNode d[2];
         size_t nd = 2;
         CUresult r = node_dependencies(all[i], d, &nd);
+        if (r != CUDA_SUCCESS) {
+            ENC_DEBUG("a graph of %u nodes cannot be walked: the dependencies of node %u (type %d) were refused "
+                      "(CUDA error %d)",
+                      n, i, node_type(all[i]), (int)r);
+            return 0;
+        }
         dep[i] = -1;
-        for (uint32_t j = 0; r == CUDA_SUCCESS && nd == 1 && j < n; j++)
+        for (uint32_t j = 0; nd == 1 && j < n; j++)
             if (all[j] == d[0]) dep[i] = (int32_t)j;
-        if (r != CUDA_SUCCESS || nd > 1 || (nd == 1 && dep[i] < 0)) {
-            if (r != CUDA_SUCCESS)
-                ENC_DEBUG("a graph of %u nodes cannot be walked: the dependencies of node %u (type %d) were refused "
-                          "(CUDA error %d)",
-                          n, i, node_type(all[i]), (int)r);
-            else
-                ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i,
-                          node_type(all[i]), nd);
+        if (nd > 1 || (nd == 1 && dep[i] < 0)) {
+            ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i,
+                      node_type(all[i]), nd);
             return 0;
         }
     }

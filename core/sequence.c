@@ -111,12 +111,13 @@ static void note_pace(enc_stream_state *st) {
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
-    if (why != ENC_FLUSH_SEQUENCE_FULL)
-        st->ramp = 0; /* a flush point: the next sequences start short again (ENCORE_HOLD_RAMP) */
-    else if (st->open && st->ramp < ENC_RAMP_MAX)
+    if (why != ENC_FLUSH_SEQUENCE_FULL) { /* a flush point */
+        st->anchor_set = 0;               /* the next launch anchors */
+        st->ramp = 0;                     /* the next sequences start short again (ENCORE_HOLD_RAMP) */
+    } else if (st->open && st->ramp < ENC_RAMP_MAX) {
         st->ramp++;
+    }
     enc_release_at_sequence_end(st, why);
-    if (why != ENC_FLUSH_SEQUENCE_FULL) st->anchor_set = 0; /* a flush point: the next launch anchors */
     if (!st->open) return;
     note_pace(st);
     enc_learn_sequence(st);
