@@ -85,21 +85,44 @@ void prog_init(void)
     prog_init_with(prog_access_parse(getenv("PROG_ACCESS")));
 }
 
-/* PROG_LAUNCH_PDL=1: prog_launch goes through cuLaunchKernelEx with
- * programmatic stream serialization allowed, as llama.cpp's kernels do (a
- * graph captured from them has programmatic edges). PROG_LAUNCH_CLUSTER=1:
- * through cuLaunchKernelEx with a cluster shape of one block (mix sees it).
- * PROG_LAUNCH_PRIORITY=1: with a launch priority of -1 (the simulator counts
- * kernels run at a priority). */
-static int launch_pdl, launch_cluster, launch_priority;
+/* One launch attribute for every prog_launch, which then goes through
+ * cuLaunchKernelEx (chosen once, at init; the first set variable wins):
+ *   PROG_LAUNCH_PDL=1       programmatic stream serialization allowed, as
+ *                           llama.cpp's kernels do (a graph captured from them
+ *                           has programmatic edges)
+ *   PROG_LAUNCH_PRIORITY=1  a launch priority of -1 (the simulator counts
+ *                           kernels run at a priority)
+ *   PROG_LAUNCH_CLUSTER=1   a cluster shape of one block (mix sees it) */
+static int launch_ex;
+static CUlaunchAttribute launch_attr;
+
+static int env_is_1(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "1") == 0;
+}
+
+static void choose_launch_attr(void)
+{
+    memset(&launch_attr, 0, sizeof launch_attr);
+    launch_ex = 1;
+    if (env_is_1("PROG_LAUNCH_PDL")) {
+        launch_attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        launch_attr.value.programmaticStreamSerializationAllowed = 1;
+    } else if (env_is_1("PROG_LAUNCH_PRIORITY")) {
+        launch_attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+        launch_attr.value.priority = -1;
+    } else if (env_is_1("PROG_LAUNCH_CLUSTER")) {
+        launch_attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        launch_attr.value.clusterDim.x = launch_attr.value.clusterDim.y = launch_attr.value.clusterDim.z = 1;
+    } else {
+        launch_ex = 0;
+    }
+}
 
 void prog_init_with(enum prog_access how)
 {
-    const char *pdl = getenv("PROG_LAUNCH_PDL"), *cluster = getenv("PROG_LAUNCH_CLUSTER"),
-               *priority = getenv("PROG_LAUNCH_PRIORITY");
-    launch_pdl = pdl && strcmp(pdl, "1") == 0;
-    launch_cluster = cluster && strcmp(cluster, "1") == 0;
-    launch_priority = priority && strcmp(priority, "1") == 0;
+    choose_launch_attr();
     prog_drv_load(how);
     CK(drv.cuInit(0));
     CUdevice dev;
@@ -164,20 +187,8 @@ static CUlaunchConfig config_1d(unsigned grid, unsigned block, unsigned shmem, C
 void prog_launch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, CUstream s, void **params)
 {
     prog_count_launch();
-    if (launch_pdl || launch_cluster || launch_priority) {
-        CUlaunchAttribute a;
-        memset(&a, 0, sizeof a);
-        if (launch_pdl) {
-            a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-            a.value.programmaticStreamSerializationAllowed = 1;
-        } else if (launch_priority) {
-            a.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
-            a.value.priority = -1;
-        } else {
-            a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            a.value.clusterDim.x = a.value.clusterDim.y = a.value.clusterDim.z = 1;
-        }
-        CUlaunchConfig cfg = config_1d(grid, block, shmem, s, &a, 1);
+    if (launch_ex) {
+        CUlaunchConfig cfg = config_1d(grid, block, shmem, s, &launch_attr, 1);
         CK(drv.cuLaunchKernelEx(&cfg, f, params, NULL));
         return;
     }
