@@ -96,7 +96,8 @@ static int graph_waits_held_record(void) {
         CHECK(cudaGraphLaunch(ge, b));
         for (int k = 0; k < 4; k++) mix_k<<<N / 256, 256, 0, a>>>(z, N);
         float h;
-        CHECK(cudaMemcpy(&h, y, sizeof h, cudaMemcpyDeviceToHost)); /* blocking: sees everything */
+        CHECK(cudaStreamSynchronize(b)); /* the graph, and through its wait node A's increment */
+        CHECK(cudaMemcpy(&h, y, sizeof h, cudaMemcpyDeviceToHost));
         printf("iteration %d y[0] %.1f\n", it, h);
     }
     CHECK(cudaDeviceSynchronize());
@@ -110,7 +111,8 @@ static void register_loop(float *buf, float *d, cudaStream_t s, int from, int to
         CHECK(cudaMemcpyAsync(d, buf, N * sizeof(float), cudaMemcpyHostToDevice, s));
         if (scribble) memset(buf, 0xff, N * sizeof(float)); /* legal for pageable memory */
         for (int k = 0; k < 4; k++) inc_k<<<N / 256, 256, 0, s>>>(d, N);
-        printf("iteration %d %.3f\n", it, checksum(d, N)); /* a blocking copy */
+        CHECK(cudaStreamSynchronize(s));
+        printf("iteration %d %.3f\n", it, checksum(d, N));
     }
 }
 
