@@ -10,6 +10,8 @@ Workloads (batch 1 unless said; a host synchronisation after every step):
     cupy                 8 CuPy elementwise ops a step, on a stream         graph: CuPy stream capture
     resnet18             PyTorch eager ResNet-18 inference, 1x3x224x224     graph: torch.cuda.graph
     resnet18-b32         the same at batch 32: the GPU's time, not launching, sets the pace
+    resnet18-det         ResNet-18 at batch 1 with torch.use_deterministic_algorithms(True)
+                         (PyTorch then fills every new tensor: issue 28)
     train                PyTorch eager training step of the MLP at batch 32 (Adam, capturable)
                                                                             graph: torch.cuda.graph
     mlp-compile          8 x (Linear 256, GELU, LayerNorm), torch.compile default mode
@@ -50,7 +52,7 @@ sys.path.insert(0, HERE)
 import encore_switch  # noqa: E402
 
 T0 = time.perf_counter()
-DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
+DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "resnet18-det": 40, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
                  "transformer-compile": 50, "transformer-cpp": 50, "mlp-aoti": 100, "transformer-aoti": 50}
 
 
@@ -244,10 +246,13 @@ def resnet18_model(torch, nn):
     return nn.Sequential(*layers)
 
 
-def build_resnet18(batch=1):
+def build_resnet18(batch=1, deterministic=False):
     import torch
     from torch import nn
     dev = torch_device()
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
 
     def make():
         torch.manual_seed(0)
@@ -426,6 +431,7 @@ BUILDERS = {
     "cupy": build_cupy,
     "resnet18": build_resnet18,
     "resnet18-b32": lambda: build_resnet18(32),
+    "resnet18-det": lambda: build_resnet18(1, deterministic=True),
     "train": build_train,
     "mlp-compile": lambda: build_compiled("mlp", False),
     "mlp-cpp": lambda: build_compiled("mlp", True),
