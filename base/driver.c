@@ -55,6 +55,51 @@ int enc_in_libcuda(const void *addr) {
         memcpy(&enc_drv.field, &p_, sizeof p_);                                                                     \
     } while (0)
 
+/* The entry points encore can do without (each names what it loses); the last missing one, or NULL. */
+static const char *resolve_optional(PFN_cuGetProcAddress_v12000 gpa) {
+    const char *missing = NULL;
+    /* Optional: parameter layout and names (without them launches run eagerly). */
+    ENC_RESOLVE(funcGetParamInfo, "cuFuncGetParamInfo", 12040);
+    ENC_RESOLVE(kernelGetParamInfo, "cuKernelGetParamInfo", 12040);
+    ENC_RESOLVE(funcGetName, "cuFuncGetName", 12030);
+    ENC_RESOLVE(kernelGetName, "cuKernelGetName", 12030);
+    ENC_RESOLVE(funcGetAttribute, "cuFuncGetAttribute", 2020);
+    ENC_RESOLVE(kernelGetAttribute, "cuKernelGetAttribute", 12000);
+    ENC_RESOLVE(ctxGetDevice, "cuCtxGetDevice", 2000);
+    ENC_RESOLVE(deviceGetAttribute, "cuDeviceGetAttribute", 2000);
+    ENC_RESOLVE(funcGetModule, "cuFuncGetModule", 11000);
+    ENC_RESOLVE(kernelGetLibrary, "cuKernelGetLibrary", 12050);
+    ENC_RESOLVE(kernelGetFunction, "cuKernelGetFunction", 12000);
+    ENC_RESOLVE(libraryGetModule, "cuLibraryGetModule", 12000);
+    ENC_RESOLVE(streamDestroy, "cuStreamDestroy", 4000);
+    ENC_RESOLVE(eventDestroy, "cuEventDestroy", 4000);
+    ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
+    ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
+    ENC_RESOLVE(graphNodeGetDependenciesEdges, "cuGraphNodeGetDependencies", 12030);
+    /* a driver older than 12.3 answers the 12030 query with the only one it has */
+    if ((void *)enc_drv.graphNodeGetDependenciesEdges == (void *)enc_drv.graphNodeGetDependencies)
+        enc_drv.graphNodeGetDependenciesEdges = NULL;
+    ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
+    ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
+    ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
+    ENC_RESOLVE(graphMemcpyNodeGetParams, "cuGraphMemcpyNodeGetParams", 10000);
+    ENC_RESOLVE(graphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", 10020);
+    ENC_RESOLVE(graphMemsetNodeGetParams, "cuGraphMemsetNodeGetParams", 10000);
+    ENC_RESOLVE(graphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", 10020);
+    ENC_RESOLVE(graphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010);
+    ENC_RESOLVE(graphExecEventWaitNodeSetEvent, "cuGraphExecEventWaitNodeSetEvent", 11010);
+    ENC_RESOLVE(devicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", 7000);
+    ENC_RESOLVE(devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000);
+    ENC_RESOLVE(devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000);
+    ENC_RESOLVE(streamGetAttribute, "cuStreamGetAttribute", 11000);
+    ENC_RESOLVE(eventRecordWithFlags, "cuEventRecordWithFlags", 11010);
+    ENC_RESOLVE(memcpyAsync, "cuMemcpyAsync", 4000);
+    ENC_RESOLVE(memsetD8Async, "cuMemsetD8Async", 3020);
+    ENC_RESOLVE(memsetD16Async, "cuMemsetD16Async", 3020);
+    ENC_RESOLVE(memsetD32Async, "cuMemsetD32Async", 3020);
+    return missing;
+}
+
 int enc_driver_resolve(void) {
     if (enc_drv.launchKernel) return 0;
     void *lib = enc_libcuda();
@@ -84,46 +129,8 @@ int enc_driver_resolve(void) {
         ENC_RESOLVE(streamWaitEvent, "cuStreamWaitEvent", 3020);
         required_missing = missing;
         missing = NULL;
-        /* Optional: parameter layout and names (without them launches run eagerly). */
-        ENC_RESOLVE(funcGetParamInfo, "cuFuncGetParamInfo", 12040);
-        ENC_RESOLVE(kernelGetParamInfo, "cuKernelGetParamInfo", 12040);
-        ENC_RESOLVE(funcGetName, "cuFuncGetName", 12030);
-        ENC_RESOLVE(kernelGetName, "cuKernelGetName", 12030);
-        ENC_RESOLVE(funcGetAttribute, "cuFuncGetAttribute", 2020);
-        ENC_RESOLVE(kernelGetAttribute, "cuKernelGetAttribute", 12000);
-        ENC_RESOLVE(ctxGetDevice, "cuCtxGetDevice", 2000);
-        ENC_RESOLVE(deviceGetAttribute, "cuDeviceGetAttribute", 2000);
-        ENC_RESOLVE(funcGetModule, "cuFuncGetModule", 11000);
-        ENC_RESOLVE(kernelGetLibrary, "cuKernelGetLibrary", 12050);
-        ENC_RESOLVE(libraryGetModule, "cuLibraryGetModule", 12000);
-        ENC_RESOLVE(streamDestroy, "cuStreamDestroy", 4000);
-        ENC_RESOLVE(eventDestroy, "cuEventDestroy", 4000);
-        ENC_RESOLVE(graphGetNodes, "cuGraphGetNodes", 10000);
-        ENC_RESOLVE(graphNodeGetDependencies, "cuGraphNodeGetDependencies", 10000);
-        ENC_RESOLVE(graphNodeGetDependenciesEdges, "cuGraphNodeGetDependencies", 12030);
-        /* a driver older than 12.3 answers the 12030 query with the only one it has */
-        if ((void *)enc_drv.graphNodeGetDependenciesEdges == (void *)enc_drv.graphNodeGetDependencies)
-            enc_drv.graphNodeGetDependenciesEdges = NULL;
-        ENC_RESOLVE(graphNodeGetType, "cuGraphNodeGetType", 10000);
-        ENC_RESOLVE(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 10000);
-        ENC_RESOLVE(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010);
-        ENC_RESOLVE(graphMemcpyNodeGetParams, "cuGraphMemcpyNodeGetParams", 10000);
-        ENC_RESOLVE(graphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", 10020);
-        ENC_RESOLVE(graphMemsetNodeGetParams, "cuGraphMemsetNodeGetParams", 10000);
-        ENC_RESOLVE(graphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", 10020);
-        ENC_RESOLVE(graphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010);
-        ENC_RESOLVE(graphExecEventWaitNodeSetEvent, "cuGraphExecEventWaitNodeSetEvent", 11010);
-        ENC_RESOLVE(devicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", 7000);
-        ENC_RESOLVE(devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000);
-        ENC_RESOLVE(devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000);
-        ENC_RESOLVE(streamGetAttribute, "cuStreamGetAttribute", 11000);
-        ENC_RESOLVE(eventRecordWithFlags, "cuEventRecordWithFlags", 11010);
-        ENC_RESOLVE(memcpyAsync, "cuMemcpyAsync", 4000);
-        ENC_RESOLVE(memsetD8Async, "cuMemsetD8Async", 3020);
-        ENC_RESOLVE(memsetD16Async, "cuMemsetD16Async", 3020);
-        ENC_RESOLVE(memsetD32Async, "cuMemsetD32Async", 3020);
-        if (missing) ENC_DEBUG("the driver lacks %s", missing);
-        missing = NULL;
+        const char *optional_missing = resolve_optional(gpa);
+        if (optional_missing) ENC_DEBUG("the driver lacks %s", optional_missing);
         ENC_RESOLVE(launchKernel, "cuLaunchKernel", 4000); /* last: it marks success */
         enc_drv.getProcAddress = gpa;
     }

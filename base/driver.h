@@ -42,6 +42,9 @@ typedef struct enc_driver {
     PFN_cuFuncGetModule_v11000 funcGetModule;
     PFN_cuKernelGetLibrary_v12050 kernelGetLibrary;
     PFN_cuLibraryGetModule_v12000 libraryGetModule;
+    /* optional: which CUfunction a CUkernel is in the current context (without it, a changed
+     * attribute of one kind of handle is taken to change every function of the other kind) */
+    PFN_cuKernelGetFunction_v12000 kernelGetFunction;
     PFN_cuStreamDestroy_v4000 streamDestroy;
     PFN_cuEventDestroy_v4000 eventDestroy;
     /* optional: patching changed arguments into a captured graph */

@@ -91,8 +91,9 @@ typedef struct enc_layout {
     int lim_dev;
     int max_threads, max_dyn_smem;
     int cache_config_p1;
-    int is_op;     /* a stream operation's stand-in (core/nodes.c): no function, never validated */
-    int untrusted; /* an attribute validation does not know changed since its first launch: never held */
+    int is_op;             /* a stream operation's stand-in (core/nodes.c): no function, never validated */
+    int untrusted;         /* an attribute validation does not know changed since its first launch: never held */
+    unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;
@@ -330,10 +331,9 @@ typedef int (*enc_layout_pick)(const enc_layout *L, const void *arg);
 enc_layout *enc_layouts_retire(enc_layout_pick pick, const void *arg);
 enc_layout *enc_layouts_reset(void); /* retires them all */
 void enc_layouts_free(enc_layout *retired);
-/* The layouts of handle f (kernel: a CUkernel; NULL: every layout), and of
- * every handle of the other kind (it may name the same code), are marked
- * untrusted. */
-void enc_layouts_distrust(CUfunction f, int kernel);
+/* A changed attribute of f (a CUkernel if kernel; NULL: any) concerns the layouts of the same code. */
+unsigned enc_layouts_mark_code(CUfunction f, int kernel); /* layouts of f's code get a new stamp, returned */
+void enc_layouts_distrust(unsigned stamp);                /* those layouts' launches are never held again */
 
 /* ---- stream.c: the stream-state table and issuing on a stream ------------------- */
 
@@ -409,7 +409,7 @@ void enc_store_add_graph(enc_store *s, enc_graph *g);
 void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted);
 /* Drop the graphs with a launch of f (or of the other kind of handle, which may name the same
  * code; `kernel`: f is a CUkernel; NULL: every graph); their candidates count again from zero. */
-void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel);
+void enc_store_drop_graphs_of(enc_store *s, unsigned stamp); /* graphs launching a layout marked with stamp */
 /* No graph names ev any more (nodes.c enc_graph_unname_event); those that cannot stop go, for good. */
 void enc_store_unname_event(enc_store *s, CUevent ev);
 enc_graph *enc_store_lru(const enc_store *s); /* the least recently used graph of the store, or NULL */
@@ -518,11 +518,10 @@ typedef struct enc_dev_limits {
 
 extern unsigned enc_func_attr_gen; /* bumped when the program changes a function attribute; atomic */
 
-/* Would the driver take launch r on st's stream now, as its function's and
- * device's limits are? 0 when it would refuse it, or the limits cannot be
- * read: then the launch is not held but issued eagerly (after what is held),
- * so that it returns the driver's own answer. With st->mu held. */
-int enc_launch_valid(enc_stream_state *st, const enc_rec *r);
+/* Why the driver might refuse launch r on st's stream now (its function's and device's limits,
+ * or they cannot be read), or NULL: a refused launch is issued eagerly, after what is held. */
+const char *enc_launch_refusal(enc_stream_state *st, const enc_rec *r);
+static inline int enc_launch_valid(enc_stream_state *st, const enc_rec *r) { return !enc_launch_refusal(st, r); }
 
 /* ---- failure.c: held launches that fail when released ---------------------------- */
 

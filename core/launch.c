@@ -23,6 +23,7 @@
 
 #include "base/driver.h"
 #include "base/guard.h"
+#include "base/log.h"
 #include "core/internal.h"
 #include "policy/options.h"
 
@@ -223,6 +224,14 @@ static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, cons
         return done_held(st, t0);
     }
     /* diverged from every graph (or a graph ends before it), or refused */
+    if (!recorded) {
+        ENC_DEBUG("a hold of %u launches ends at %s: it could not be recorded", st->seq.n, L ? L->name : "?");
+    } else if (c != ENC_NO_NODE) {
+        const enc_rec *r = &st->seq.recs[st->seq.n];
+        ENC_DEBUG("a hold of %u launches ends at %s (grid %u,%u,%u block %u,%u,%u smem %u): %s", st->seq.n,
+                  L ? L->name : "?", r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->smem,
+                  enc_launch_refusal(st, r));
+    }
     enc_release_on_divergence(st, l->f, L, recorded && c == ENC_NO_NODE);
     return done_issued(st, issue_now(l, ENC_EAGER_DIVERGED), t0);
 }

@@ -217,11 +217,49 @@ void enc_layouts_free(enc_layout *retired) {
     }
 }
 
-void enc_layouts_distrust(CUfunction f, int kernel) {
+/* A CUkernel and a CUfunction may name the same code: cuKernelGetFunction
+ * gives the CUfunction of a CUkernel in the current context. Where it cannot
+ * be asked (no such entry point, a query refused, a capture of the program's
+ * under way: encore calls no driver function then), every handle of the other
+ * kind counts as the same code: a changed attribute then costs the graphs
+ * and the holding of all of them (cuDNN and cuBLAS set attributes of their
+ * CUfunctions; PyTorch's kernels are CUkernels: issue 28). */
+static int kernel_function(CUfunction *out, void *kernel) {
+    return enc_drv.kernelGetFunction && __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) == 0 &&
+           enc_drv.kernelGetFunction(out, (CUkernel)kernel) == CUDA_SUCCESS;
+}
+
+static int same_code(const enc_layout *L, CUfunction f, int kernel, int alias_ok, CUfunction alias) {
+    if (!f || L->func == (void *)f) return 1;
+    if (L->is_kernel == kernel) return 0;
+    if (kernel) return !alias_ok || L->func == (void *)alias; /* f a CUkernel, L a CUfunction */
+    CUfunction g = NULL;                                      /* f a CUfunction, L a CUkernel */
+    return !kernel_function(&g, L->func) || g == f;
+}
+
+/* A function's attributes changed through handle f (a CUkernel if `kernel`;
+ * NULL: any function): every layout naming the same code (f itself; of the
+ * other kind, the handles cuKernelGetFunction pairs with f) gets a new stamp. */
+unsigned enc_layouts_mark_code(CUfunction f, int kernel) {
+    static unsigned stamp_seq;
+    CUfunction alias = NULL;
+    int alias_ok = f && kernel && kernel_function(&alias, f);
+    pthread_mutex_lock(&layout_mu);
+    unsigned stamp = ++stamp_seq ? stamp_seq : ++stamp_seq; /* never 0, the mark of none */
+    for (int i = 0; i < ENC_LAYOUT_CAP; i++) {
+        enc_layout *L = layout_tab[i];
+        if (L && !L->is_op && same_code(L, f, kernel, alias_ok, alias))
+            __atomic_store_n(&L->changed_mark, stamp, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&layout_mu);
+    return stamp;
+}
+
+void enc_layouts_distrust(unsigned stamp) {
     pthread_mutex_lock(&layout_mu);
     for (int i = 0; i < ENC_LAYOUT_CAP; i++) {
         enc_layout *L = layout_tab[i];
-        if (L && (!f || L->func == (void *)f || L->is_kernel != kernel))
+        if (L && __atomic_load_n(&L->changed_mark, __ATOMIC_RELAXED) == stamp)
             __atomic_store_n(&L->untrusted, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&layout_mu);

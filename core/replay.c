@@ -304,9 +304,15 @@ void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_lay
         why = kernel ? "a different kernel came" : "launch config differed";
         enc_event_divergence(kernel ? ENC_DIV_KERNEL : ENC_DIV_CONFIG, e ? enc_layout_for(e->f) : NULL, L, -1,
                              st->seq.n);
+    } else if (note) {
+        ENC_DEBUG("a hold of %u launches ends at %s where a graph ends: the next launch continues none", st->seq.n,
+                  L ? L->name : "?");
     }
+    uint32_t len_here = cur->graphs ? cur->graphs->len : 0; /* (for the debug line below) */
     stop_holding(st);
     enum replay_outcome o = replay_held(st); /* a graph ending here may still match */
+    if (o == NO_GRAPH_CLOSE && note && len_here)
+        ENC_DEBUG("... and no graph ending there has its %u launches (the first has %u)", st->seq.n, len_here);
     int replayed = o == REPLAYED;
     if (!replayed) issue_held_eagerly(st, eager_why(o, why), -1);
     enc_hold_outcome(st, replayed);

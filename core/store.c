@@ -177,18 +177,18 @@ void enc_store_drop_graph(enc_store *s, enc_graph *g, int evicted) {
     drop(s, g, evicted ? ENC_CAND_COUNTING : ENC_CAND_NEVER, evicted);
 }
 
-static int graph_launches(const enc_graph *g, CUfunction f, int kernel) {
+static int graph_launches(const enc_graph *g, unsigned stamp) {
     for (uint32_t i = 0; i < g->len; i++)
-        if (!g->recs[i].L->is_op && (!f || g->recs[i].f == f || g->recs[i].L->is_kernel != kernel)) return 1;
+        if (!g->recs[i].L->is_op && __atomic_load_n(&g->recs[i].L->changed_mark, __ATOMIC_RELAXED) == stamp) return 1;
     return 0;
 }
 
-void enc_store_drop_graphs_of(enc_store *s, CUfunction f, int kernel) {
+void enc_store_drop_graphs_of(enc_store *s, unsigned stamp) {
     for (uint32_t id = 1; id < s->nnodes && s->ngraphs; id++) {
         enc_graph *next;
         for (enc_graph *g = s->nodes[id].graphs; g; g = next) {
             next = g->next_at_node;
-            if (graph_launches(g, f, kernel)) drop(s, g, ENC_CAND_COUNTING, 0); /* captured again, as things are now */
+            if (graph_launches(g, stamp)) drop(s, g, ENC_CAND_COUNTING, 0); /* captured again, as things are now */
         }
     }
 }

@@ -27,7 +27,8 @@
  * captured, with the attributes of then; the sequence is captured again. A
  * change of an attribute whose rules the check does not know (the cluster
  * dimensions a function requires) makes the function's launches run eagerly
- * from then on. */
+ * from then on. "The function" is every handle of its code: the CUkernel and
+ * the CUfunctions cuKernelGetFunction pairs with it (layout.c). */
 #define _GNU_SOURCE
 #include <pthread.h>
 
@@ -105,26 +106,32 @@ static int read_func_limits(enc_layout *L, CUdevice dev, unsigned gen) {
 
 /* ---- the check ---------------------------------------------------------------------- */
 
-int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
-    if (r->L->is_op) return 1; /* the driver decides, as it would eagerly: held ops are checked when taken (nodes.c) */
+/* Why the driver might refuse r now, or NULL if it takes it. */
+const char *enc_launch_refusal(enc_stream_state *st, const enc_rec *r) {
+    if (r->L->is_op)
+        return NULL; /* the driver decides, as it would eagerly: held ops are checked when taken (nodes.c) */
     const enc_dev_limits *d = st->limits;
-    if (__builtin_expect(!d, 0) && !(d = st->limits = device_limits(st))) return 0;
+    if (__builtin_expect(!d, 0) && !(d = st->limits = device_limits(st))) return "the device's limits cannot be read";
     uint64_t threads = 1;
     for (int i = 0; i < 3; i++) {
         /* 0 wraps to UINT_MAX: a zero dimension is refused too */
-        if (r->grid[i] - 1u >= d->max_grid[i] || r->block[i] - 1u >= d->max_block[i]) return 0;
+        if (r->grid[i] - 1u >= d->max_grid[i]) return "a grid dimension is 0 or above the device's";
+        if (r->block[i] - 1u >= d->max_block[i]) return "a block dimension is 0 or above the device's";
         threads *= r->block[i];
     }
-    if (threads > d->max_threads) return 0;
+    if (threads > d->max_threads) return "more threads per block than the device's maximum";
     enc_layout *L = (enc_layout *)(uintptr_t)r->L; /* its limit fields are written here only */
-    if (__atomic_load_n(&L->untrusted, __ATOMIC_RELAXED)) return 0;
+    if (__atomic_load_n(&L->untrusted, __ATOMIC_RELAXED)) return "the function's attributes were changed";
     unsigned gen = __atomic_load_n(&enc_func_attr_gen, __ATOMIC_ACQUIRE);
     if (__builtin_expect(__atomic_load_n(&L->lim_gen, __ATOMIC_ACQUIRE) != gen, 0) ||
         (L->is_kernel && __atomic_load_n(&L->lim_dev, __ATOMIC_RELAXED) != (int)d->dev)) {
-        if (!read_func_limits(L, d->dev, gen)) return 0;
+        if (!read_func_limits(L, d->dev, gen)) return "the function's limits cannot be read";
     }
-    return threads <= (uint64_t)__atomic_load_n(&L->max_threads, __ATOMIC_RELAXED) &&
-           r->smem <= (unsigned)__atomic_load_n(&L->max_dyn_smem, __ATOMIC_RELAXED);
+    if (threads > (uint64_t)__atomic_load_n(&L->max_threads, __ATOMIC_RELAXED))
+        return "more threads per block than the function's maximum";
+    if (r->smem > (unsigned)__atomic_load_n(&L->max_dyn_smem, __ATOMIC_RELAXED))
+        return "more dynamic shared memory than the function's maximum";
+    return NULL;
 }
 
 /* ---- the program changes a function's attributes -------------------------------------- */
@@ -171,15 +178,21 @@ void enc_core_func_set_begin(const enc_func_set *c) {
 /* After the call that changed `changing` (with result r). */
 static void after_change(CUresult r) {
     __atomic_add_fetch(&enc_func_attr_gen, 1, __ATOMIC_ACQ_REL);
+    unsigned stamp = enc_layouts_mark_code((CUfunction)changing.handle, changing.kernel);
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         pthread_mutex_lock(&st->mu);
-        enc_store_drop_graphs_of(&st->store, (CUfunction)changing.handle, changing.kernel);
+        enc_store_drop_graphs_of(&st->store, stamp);
         pthread_mutex_unlock(&st->mu);
     }
-    if (!changing.handle || (!changing.cache && !checked_or_preference(changing.attrib)))
-        enc_layouts_distrust((CUfunction)changing.handle, changing.kernel);
+    if (!changing.handle || (!changing.cache && !checked_or_preference(changing.attrib))) {
+        const enc_layout *L = changing.handle ? enc_layout_cached((CUfunction)changing.handle) : NULL;
+        ENC_DEBUG("attribute %d of %s %s changed (result %d): its launches are not held from now on",
+                  changing.handle ? changing.attrib : -1, changing.kernel ? "kernel" : "function",
+                  L ? L->name : "(not launched yet)", (int)r);
+        enc_layouts_distrust(stamp);
+    }
     if (changing.cache && r == CUDA_SUCCESS) {
         enc_layout *L = (enc_layout *)(uintptr_t)enc_layout_cached((CUfunction)changing.handle);
         if (L) __atomic_store_n(&L->cache_config_p1, changing.value + 1, __ATOMIC_RELAXED);

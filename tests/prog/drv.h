@@ -45,6 +45,7 @@
     X(cuLibraryUnload, "cuLibraryUnload", 13000, "cuLibraryUnload", "cuLibraryUnload")                   \
     X(cuLibraryGetKernel, "cuLibraryGetKernel", 13000, "cuLibraryGetKernel", "cuLibraryGetKernel")       \
     X(cuKernelGetFunction, "cuKernelGetFunction", 13000, "cuKernelGetFunction", "cuKernelGetFunction")   \
+    X(cuKernelSetAttribute, "cuKernelSetAttribute", 13000, "cuKernelSetAttribute", "cuKernelSetAttribute") \
     X(cuMemAlloc, "cuMemAlloc", 13000, "cuMemAlloc_v2", "cuMemAlloc_v2")                                 \
     X(cuMemFree, "cuMemFree", 13000, "cuMemFree_v2", "cuMemFree_v2")                                     \
     X(cuMemHostAlloc, "cuMemHostAlloc", 13000, "cuMemHostAlloc", "cuMemHostAlloc")                       \

@@ -37,13 +37,14 @@ static enc_graph *graph_at(enc_store *s, uint32_t node, uint64_t cand_hash) {
 }
 
 /* A graph at the end of the launches of functions fs[0..n) (their structure: their handles). */
-static enc_layout func_layout = {.ok = 1}, kernel_layout = {.ok = 1, .is_kernel = 1};
-static enc_graph *graph_of_funcs(enc_store *s, const uintptr_t *fs, uint32_t n, int kernels, uint64_t cand_hash) {
+static enc_layout changed_layout = {.ok = 1}, other_layout = {.ok = 1};
+/* A graph of launches of fs[0..n); those of the function `changed` have changed_layout, the others other_layout. */
+static enc_graph *graph_of_funcs(enc_store *s, const uintptr_t *fs, uint32_t n, uintptr_t changed, uint64_t cand_hash) {
     enc_rec recs[16];
     for (uint32_t i = 0; i < n; i++) {
         recs[i] = rec_of(fs[i]);
         recs[i].f = (CUfunction)fs[i];
-        recs[i].L = kernels ? &kernel_layout : &func_layout;
+        recs[i].L = fs[i] == changed ? &changed_layout : &other_layout;
     }
     enc_graph *g = graph_at(s, enc_store_insert(s, recs, n), cand_hash);
     g->len = n;
@@ -198,12 +199,13 @@ int main(int argc, char **argv) {
     TEST("store: dropping a function's graphs keeps the others, and their candidates count again") {
         enc_store *s = new_store();
         uintptr_t with[2] = {0x10, 0x20}, without[2] = {0x30, 0x40};
-        enc_graph *keep = graph_of_funcs(s, without, 2, 0, 20);
-        graph_of_funcs(s, with, 2, 0, 10);
+        enc_graph *keep = graph_of_funcs(s, without, 2, 0x20, 20);
+        graph_of_funcs(s, with, 2, 0x20, 10);
         enc_candidate *c = enc_cand_find(s->cands, 10, 1);
         c->count = 2;
         c->state = ENC_CAND_CAPTURED;
-        enc_store_drop_graphs_of(s, (CUfunction)0x20, 0);
+        changed_layout.changed_mark = 7; /* enc_layouts_mark_code's stamp for 0x20's code */
+        enc_store_drop_graphs_of(s, 7);
         EXPECT_EQ_INT(s->ngraphs, 1);
         EXPECT(s->nodes[keep->node].graphs == keep);
         EXPECT_EQ_INT(c->state, ENC_CAND_COUNTING);
@@ -211,16 +213,13 @@ int main(int argc, char **argv) {
         free_store(s);
     }
 
-    TEST("store: a CUfunction's change drops the graphs of CUkernel launches too (they may name its code)") {
+    TEST("store: an older stamp drops nothing (only layouts marked by this change count)") {
         enc_store *s = new_store();
-        uintptr_t fs[1] = {0x10}, ks[1] = {0x50};
-        enc_graph *gf = graph_of_funcs(s, fs, 1, 0, 10);
-        graph_of_funcs(s, ks, 1, 1, 20);
-        enc_store_drop_graphs_of(s, (CUfunction)0x99, 0);
-        EXPECT_EQ_INT(s->ngraphs, 1); /* the CUkernel's went, another CUfunction's stays */
-        EXPECT(s->nodes[gf->node].graphs == gf);
-        enc_store_drop_graphs_of(s, (CUfunction)0x98, 1);
-        EXPECT_EQ_INT(s->ngraphs, 0); /* and a CUkernel's change drops CUfunction launches' */
+        uintptr_t fs[1] = {0x10};
+        graph_of_funcs(s, fs, 1, 0x10, 10);
+        changed_layout.changed_mark = 7;
+        enc_store_drop_graphs_of(s, 8);
+        EXPECT_EQ_INT(s->ngraphs, 1);
         free_store(s);
     }
 
