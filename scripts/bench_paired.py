@@ -60,6 +60,8 @@ WORKLOADS = {
         "PyTorch eager ResNet-18 b=1"),
     "resnet18-b32": ("py", "manual torch.cuda.graph", 15,
         "PyTorch eager ResNet-18 b=32 (GPU-bound)"),
+    "resnet18-det": ("py", "manual torch.cuda.graph", 12,
+        "PyTorch eager ResNet-18 b=1, use_deterministic_algorithms(True)"),
     "train": ("py", "manual torch.cuda.graph", 12,
         "PyTorch eager MLP training step b=32"),
     "mlp-compile": ("py", "reduce-overhead", 40,
