@@ -87,7 +87,7 @@ static uint32_t *malloc_at(void *want) {
     uint32_t *got = NULL;
     while (n < TRIES && !got) {
         size_t sz = n % 3 == 0 ? 4096 : n % 3 == 1 ? BYTES : 8192;
-        void *p = n % 2 ? malloc(sz) : aligned_alloc(4096, sz);
+        void *p = n % 2 ? malloc(sz) : aligned_alloc(4096, (sz + 4095) & ~(size_t)4095);
         if (!p) prog_die("out of host memory");
         if (p == want)
             got = p;
