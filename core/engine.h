@@ -111,6 +111,9 @@ void enc_core_event_destroyed(CUevent ev);
 enum enc_mem_kind { ENC_MEM_DEVICE = 1, ENC_MEM_PINNED = 2 };
 void enc_core_mem_added(uintptr_t p, size_t n, int kind);
 void enc_core_mem_removed(uintptr_t p);
+/* A program's allocation failed with CUDA_ERROR_OUT_OF_MEMORY: encore frees
+ * its graphs; 1 if it freed any (the hook then makes the call again, once). */
+int enc_core_out_of_memory(void);
 
 /* Flush points. `stream` may be ENC_ANY_STREAM-like placeholders handled by hooks. */
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why);

@@ -15,12 +15,14 @@
  * of its window; a stale answer can only flush more), writers take one mutex
  * (records and waits being held, creates, destroys: never a kernel launch).
  * Full: the event is treated as not known (the sequence ends, as without
- * this). The memory ranges are a sorted array under a read-write lock. */
+ * this). The memory ranges are a sorted array under a read-write lock; each
+ * remembers its context, and goes with it (enc_mem_context_gone). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/driver.h"
 #include "core/internal.h"
 
 #define EVT_CAP 4096 /* a power of two */
@@ -144,6 +146,7 @@ void enc_evtab_release(enc_stream_state *st) {
 typedef struct range {
     uintptr_t lo, hi; /* [lo, hi) */
     int kind;
+    CUcontext ctx; /* current at the call that made it: it goes with that context */
 } range;
 
 static range mem[MEM_CAP];
@@ -165,6 +168,8 @@ static int first_above(uintptr_t p) {
 
 void enc_core_mem_added(uintptr_t p, size_t n, int kind) {
     if (!p || !n) return;
+    CUcontext ctx = NULL;
+    if (!enc_drv.ctxGetCurrent || enc_drv.ctxGetCurrent(&ctx) != CUDA_SUCCESS) ctx = NULL;
     pthread_rwlock_wrlock(&mem_rw);
     int i = first_above(p);
     while (i < nmem && mem[i].lo < p + n) { /* overlaps a range kept: drop it (freed behind encore's back) */
@@ -173,7 +178,7 @@ void enc_core_mem_added(uintptr_t p, size_t n, int kind) {
     }
     if (nmem < MEM_CAP) {
         memmove(&mem[i + 1], &mem[i], (size_t)(nmem - i) * sizeof *mem);
-        mem[i] = (range){p, p + n, kind};
+        mem[i] = (range){p, p + n, kind, ctx};
         nmem++;
     }
     pthread_rwlock_unlock(&mem_rw);
@@ -186,6 +191,18 @@ void enc_core_mem_removed(uintptr_t p) {
         memmove(&mem[i], &mem[i + 1], (size_t)(nmem - i - 1) * sizeof *mem);
         nmem--;
     }
+    pthread_rwlock_unlock(&mem_rw);
+}
+
+/* A context went away (NULL: one encore cannot name): its device memory is
+ * freed, its page-locked allocations too, and its host registrations end
+ * (the memory is pageable again). A range of no known context goes with any. */
+void enc_mem_context_gone(CUcontext ctx) {
+    pthread_rwlock_wrlock(&mem_rw);
+    int k = 0;
+    for (int i = 0; i < nmem; i++)
+        if (ctx && mem[i].ctx && mem[i].ctx != ctx) mem[k++] = mem[i];
+    nmem = k;
     pthread_rwlock_unlock(&mem_rw);
 }
 

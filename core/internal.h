@@ -148,6 +148,7 @@ typedef struct enc_graph {
     enc_rec *recs;
     unsigned char *arena;
     CUgraphExec exec;
+    CUcontext ctx; /* its stream's, at the capture: the graph goes with that context */
     /* For patching: the captured graph (kept: node handles are its) and its
      * kernel node for each launch, in order; NULL when not patchable. */
     CUgraph graph;
@@ -376,10 +377,10 @@ CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUst
  * states_mu and every state's mutex once, ending each open sequence (what is
  * held is issued): the barrier of prog_capture.c. */
 void enc_stream_pass_all(enum enc_flush_reason why);
-/* ctx was destroyed (NULL: not known which: any): its streams are gone, and
- * with them the side streams and events of per-thread states and every
- * graph. Forget their handles without a driver call. */
+/* ctx was destroyed (NULL: one not named: only streams that learnt nothing):
+ * its streams, side streams, events, graphs are gone: forget the handles. */
 void enc_stream_context_gone(CUcontext ctx);
+void enc_context_note(CUcontext ctx); /* a stream's, first known: a primary context is remembered (context.c) */
 
 /* ---- store.c: a stream's sequence store (trie, graphs, eviction) ---------------- */
 
@@ -560,12 +561,11 @@ extern int enc_prog_capturing;
  * held: end with enc_own_calls_end) if they may be made now, 0 if not. */
 int enc_own_calls_begin(void);
 void enc_own_calls_end(void);
-/* While a capture is live, a graph's driver objects are destroyed later:
- * returns 1 if it took them (the caller forgets the handles), 0 if the
- * caller destroys them now. */
-int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph);
-/* ctx went away (NULL: some context, which one is not known): the captures
- * in it ended with it. */
+/* While a capture is live, a graph's (of ctx) driver objects are destroyed
+ * later: 1 if it took them (the caller forgets the handles), 0 if the caller
+ * destroys them now. */
+int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph, CUcontext ctx);
+/* ctx went away (NULL: one not named): the captures in it ended with it. */
 void enc_prog_capture_context_gone(CUcontext ctx);
 
 /* ---- reclaim.c: bounds: the process-wide graph limit, unloaded code --------------- */

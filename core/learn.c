@@ -266,7 +266,7 @@ static CUevent placeholder_event(CUcontext ctx) {
 void enc_learn_context_gone(CUcontext ctx) {
     pthread_mutex_lock(&priv_mu);
     for (int i = 0; i < npriv; i++)
-        if (!ctx || priv[i].ctx == ctx) priv[i--] = priv[--npriv]; /* destroyed with its context */
+        if (priv[i].ctx == ctx) priv[i--] = priv[--npriv]; /* destroyed with its context (NULL: none named) */
     pthread_mutex_unlock(&priv_mu);
 }
 CUstream enc_learn_capture_stream(CUcontext ctx) { return private_stream(ctx); }
@@ -322,6 +322,7 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
             }
         }
         *t_captured = enc_now_ns();
+        g->ctx = st->ctx;
         if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, flags)) != CUDA_SUCCESS) {
             what = "cuGraphInstantiate";
             g->exec = NULL;

@@ -57,6 +57,7 @@ struct enc_stream_state *enc_evtab_holder(CUevent ev, int wait);
 int enc_evtab_hold(struct enc_stream_state *st, CUevent ev, int wait);
 /* st's held work was issued (with st->mu held): it holds no event any more. */
 void enc_evtab_release(struct enc_stream_state *st);
-int enc_mem_kind(uintptr_t p, size_t n); /* enum enc_mem_kind, 0: not known (pageable) */
+int enc_mem_kind(uintptr_t p, size_t n);  /* enum enc_mem_kind, 0: not known (pageable) */
+void enc_mem_context_gone(CUcontext ctx); /* its ranges go (NULL: a context not known: every range) */
 
 #endif

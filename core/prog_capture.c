@@ -91,17 +91,19 @@ void enc_own_calls_end(void) { pthread_mutex_unlock(&own_mu); }
 typedef struct deferred_graph {
     CUgraphExec exec;
     CUgraph graph;
+    CUcontext ctx; /* the graph's */
     struct deferred_graph *next;
 } deferred_graph;
 
 static deferred_graph *deferred; /* guarded by own_mu */
 
-int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph) {
+int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph, CUcontext ctx) {
     if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) || (!exec && !graph)) return 0;
     deferred_graph *d = malloc(sizeof *d);
     if (!d) return 1; /* leaked: never a driver call during the program's capture */
     d->exec = exec;
     d->graph = graph;
+    d->ctx = ctx;
     pthread_mutex_lock(&own_mu);
     d->next = deferred;
     __atomic_store_n(&deferred, d, __ATOMIC_RELAXED);
@@ -124,13 +126,19 @@ static void drain_deferred(void) {
     enc_own_calls_end();
 }
 
-/* A context went away: what was deferred may be its (the handles are gone);
- * forget it all rather than destroy a stale handle. */
-static void forget_deferred(void) {
+/* A context went away: what was deferred of it is forgotten (its handles are
+ * gone: never destroy a stale handle); the graphs of other contexts stay, to
+ * be destroyed at the capture's end. ctx NULL: a context encore cannot name,
+ * none whose streams learnt anything (core/context.c): nothing of it here. */
+static void forget_deferred(CUcontext ctx) {
     pthread_mutex_lock(&own_mu);
-    while (deferred) {
-        deferred_graph *d = deferred;
-        __atomic_store_n(&deferred, d->next, __ATOMIC_RELAXED);
+    for (deferred_graph **pp = &deferred; *pp;) {
+        deferred_graph *d = *pp;
+        if (!ctx || d->ctx != ctx) {
+            pp = &d->next;
+            continue;
+        }
+        __atomic_store_n(pp, d->next, __ATOMIC_RELAXED);
         free(d);
     }
     pthread_mutex_unlock(&own_mu);
@@ -242,6 +250,6 @@ void enc_prog_capture_context_gone(CUcontext ctx) {
             n++;
         }
     pthread_mutex_unlock(&caps_mu);
-    forget_deferred();
+    forget_deferred(ctx);
     lower(n);
 }

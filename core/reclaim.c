@@ -25,6 +25,7 @@
 #include <pthread.h>
 
 #include "base/driver.h"
+#include "base/guard.h"
 #include "core/internal.h"
 #include "policy/options.h"
 
@@ -69,6 +70,36 @@ int enc_reclaim_graph_room(enc_stream_state *self) {
     for (int i = 0; i < EVICT_TRIES && __atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs; i++)
         if (!evict_one(self)) break;
     return __atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) < enc_opt.max_graphs;
+}
+
+/* ---- the program runs out of device memory ------------------------------------------ */
+
+/* A program's allocation failed for lack of device memory: encore's graphs
+ * take some (ENCORE_MAX_GRAPHS bounds their count, not their bytes), so all
+ * of them go (evicted: captured again if their sequences come again), what a
+ * stream holds being issued first. 1 if any went: the hook makes the
+ * allocation again, once. Not while the program captures: the destruction
+ * would wait for its end (core/prog_capture.c), freeing nothing now. */
+int enc_core_out_of_memory(void) {
+    if (!__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) || __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED))
+        return 0;
+    int freed = 0;
+    ENC_GUARDED {
+        int n = enc_stream_count();
+        for (int i = 0; i < n; i++) {
+            enc_stream_state *st = enc_states[i];
+            pthread_mutex_lock(&st->mu);
+            if (st->store.ngraphs && st->held) enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
+            while (st->store.ngraphs) {
+                enc_store_evict_lru(&st->store);
+                freed = 1;
+            }
+            if (freed) enc_store_compact(&st->store, 1);
+            pthread_mutex_unlock(&st->mu);
+        }
+    }
+    if (freed) enc_stats_oom_retry();
+    return freed;
 }
 
 /* ---- code that goes away ----------------------------------------------------------- */

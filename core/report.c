@@ -96,6 +96,7 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "graph_launches_patched", "    with arguments patched in", AT(graph_launches_patched), NO, NULL},
     {ENC_FIELD_COUNT, "graphs_evicted", "  evicted (ENCORE_MAX_GRAPHS)", AT(graphs_evicted), NO, NULL},
     {ENC_FIELD_COUNT, "capture_failures", "  capture failures", AT(capture_failures), NO, NULL},
+    {ENC_FIELD_COUNT, "oom_retries", "  freed, allocation retried", AT(oom_retries), NO, NULL},
     {ENC_FIELD_COUNT, "event_nodes_turned_back", "  event nodes turned back", AT(event_nodes_turned_back), NO, NULL},
     {ENC_FIELD_COUNT, "events_not_held", "    events no longer held (1)", AT(events_not_held), NO, NULL},
     {ENC_FIELD_GROUP, "learnt", "sequences ended while learning", AT(learnt), NO, &learn_group},

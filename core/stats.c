@@ -13,7 +13,7 @@
 
 __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
 static enc_tstats *all_tstats; /* every thread's block, pushed once per thread */
-static uint64_t g_captured, g_evicted, g_capture_failures;
+static uint64_t g_captured, g_evicted, g_capture_failures, g_oom_retries;
 static int g_disabled;
 int enc_stats_touched_flag; /* read inline by enc_core_launch_passes (engine.h) */
 
@@ -60,6 +60,7 @@ enc_tstats *enc_tstats_slow(void) {
 void enc_stats_count_call(int cls) { ENC_TSTAT_ADD(calls[cls], 1); }
 void enc_stats_graph_captured(void) { __atomic_fetch_add(&g_captured, 1, __ATOMIC_RELAXED); }
 void enc_stats_graph_evicted(void) { __atomic_fetch_add(&g_evicted, 1, __ATOMIC_RELAXED); }
+void enc_stats_oom_retry(void) { __atomic_fetch_add(&g_oom_retries, 1, __ATOMIC_RELAXED); }
 void enc_stats_capture_failed(void) { __atomic_fetch_add(&g_capture_failures, 1, __ATOMIC_RELAXED); }
 void enc_stats_set_disabled(void) { __atomic_store_n(&g_disabled, 1, __ATOMIC_RELAXED); }
 void enc_stats_touch(void) {
@@ -130,6 +131,7 @@ void enc_stats_snapshot(enc_summary *s) {
     s->event_nodes_turned_back = enc_nodes_turned_back(&s->events_not_held);
     s->graphs_evicted = __atomic_load_n(&g_evicted, __ATOMIC_RELAXED);
     s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);
+    s->oom_retries = __atomic_load_n(&g_oom_retries, __ATOMIC_RELAXED);
     s->disabled = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);
 }
 

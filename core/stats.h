@@ -23,6 +23,7 @@ typedef struct enc_summary {
     uint64_t graph_launches_patched; /* of those, with changed arguments patched into the graph first */
     uint64_t graphs_evicted;
     uint64_t capture_failures;
+    uint64_t oom_retries; /* program allocations made again after encore freed its graphs for memory */
     uint64_t divergences;
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];  /* times held launches were released, per reason */
@@ -139,6 +140,7 @@ void enc_stats_divergence(enum enc_divergence_kind kind, const char *expected, c
 void enc_stats_graph_captured(void);
 void enc_stats_graph_evicted(void);
 void enc_stats_capture_failed(void);
+void enc_stats_oom_retry(void);
 void enc_stats_set_disabled(void);
 void enc_stats_touch(void);
 extern int enc_stats_touched_flag; /* enc_stats_touched(), for inline readers */

@@ -121,7 +121,7 @@ uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n) {
 /* ---- graphs ----------------------------------------------------------------------- */
 
 void enc_graph_free(enc_graph *g) {
-    if (!enc_prog_capture_defer_destroy(g->exec, g->graph)) { /* not while the program captures */
+    if (!enc_prog_capture_defer_destroy(g->exec, g->graph, g->ctx)) { /* not while the program captures */
         ENC_GUARDED {
             if (g->exec) enc_drv.graphExecDestroy(g->exec); /* an in-flight launch completes first */
             if (g->graph) enc_drv.graphDestroy(g->graph);

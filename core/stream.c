@@ -78,7 +78,8 @@ static void state_query(enc_stream_state *st) {
         }
     }
     __atomic_store_n(&st->blocking, blocking, __ATOMIC_RELAXED);
-    __atomic_store_n(&st->needs_init, 0, __ATOMIC_RELEASE); /* publishes blocking and ctx */
+    enc_context_note(__atomic_load_n(&st->ctx, __ATOMIC_RELAXED)); /* a primary context is named at its reset */
+    __atomic_store_n(&st->needs_init, 0, __ATOMIC_RELEASE);        /* publishes blocking and ctx */
 }
 
 static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx, pid_t owner) {
@@ -320,9 +321,12 @@ void enc_stream_context_gone(CUcontext ctx) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         pthread_mutex_lock(&st->mu);
-        /* An explicit stream not asked yet (st->ctx NULL) has learnt nothing:
-         * forgetting it costs nothing, and it may be one of ctx's. */
-        if (!st->dead && (!ctx || st->ctx == ctx || !st->ctx)) {
+        /* A stream not asked yet (st->ctx NULL, or needs_init) has learnt
+         * nothing: forgetting it costs nothing, and it may be one of ctx's.
+         * A context not named (ctx NULL) is none whose streams learnt
+         * anything (core/context.c): the others keep what they learnt. */
+        int unasked = !st->ctx || __atomic_load_n(&st->needs_init, __ATOMIC_RELAXED);
+        if (!st->dead && ((ctx && st->ctx == ctx) || unasked)) {
             enc_sequence_discard(st);
             enc_store_abandon(&st->store);
             forget_side(st);

@@ -106,7 +106,19 @@ NOTES = {
     "cuMemHostRegister": (("void *", "size_t", "unsigned int"),
                           "if (r_ == CUDA_SUCCESS) enc_core_mem_added((uintptr_t)a0, a1, ENC_MEM_PINNED);"),
     "cuMemHostUnregister": (("void *",), "if (r_ == CUDA_SUCCESS) enc_core_mem_removed((uintptr_t)a0);"),
+    "cuMemAllocAsync": (("CUdeviceptr *", "size_t", "CUstream"),
+                        "if (r_ == CUDA_SUCCESS && a0) enc_core_mem_added((uintptr_t)*a0, a1, ENC_MEM_DEVICE);"),
+    "cuMemAllocFromPoolAsync": (("CUdeviceptr *", "size_t", "CUmemoryPool", "CUstream"),
+                                "if (r_ == CUDA_SUCCESS && a0) enc_core_mem_added((uintptr_t)*a0, a1, ENC_MEM_DEVICE);"),
+    "cuMemFreeAsync": (("CUdeviceptr", "CUstream"), "if (r_ == CUDA_SUCCESS) enc_core_mem_removed((uintptr_t)a0);"),
 }
+
+# Calls that allocate device memory: one that fails for lack of it while
+# encore holds graphs is made again, once, after encore frees its graphs
+# (enc_core_out_of_memory, core/reclaim.c), so that encore's graphs never
+# cost the program an allocation.
+OOM_RETRY = {"cuMemAlloc", "cuMemAllocPitch", "cuMemAllocManaged", "cuMemCreate", "cuMemAllocAsync",
+             "cuMemAllocFromPoolAsync", "cuArrayCreate", "cuArray3DCreate", "cuMipmappedArrayCreate"}
 
 
 # What encore must do before a call reaches the driver, for the signature
@@ -283,6 +295,9 @@ def wrapper_body(fn, entry, real_expr, pfn_type, pt, base):
     if pre_note and shape_of(fn.types) == shape_of(pre_note[0]):
         lines.append("    if (own_) { %s }" % pre_note[1])
     lines.append("    CUresult r_ = ((%s)%s)(%s);" % (pfn_type, real_expr, args))
+    if base in OOM_RETRY:
+        lines.append("    if (own_ && r_ == CUDA_ERROR_OUT_OF_MEMORY && enc_core_out_of_memory()) r_ = ((%s)%s)(%s);"
+                     % (pfn_type, real_expr, args))
     if note:
         lines.append("    if (own_) { %s }" % note)
     lines.append("    if (own_) r_ = %s(%s, %s, %d, r_%s);" % (post, entry, s, pt, obj))

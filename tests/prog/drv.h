@@ -50,6 +50,12 @@
     X(cuMemFree, "cuMemFree", 13000, "cuMemFree_v2", "cuMemFree_v2")                                     \
     X(cuMemHostAlloc, "cuMemHostAlloc", 13000, "cuMemHostAlloc", "cuMemHostAlloc")                       \
     X(cuMemFreeHost, "cuMemFreeHost", 13000, "cuMemFreeHost", "cuMemFreeHost")                           \
+    X(cuMemAllocHost, "cuMemAllocHost", 13000, "cuMemAllocHost_v2", "cuMemAllocHost_v2")                 \
+    X(cuMemHostRegister, "cuMemHostRegister", 13000, "cuMemHostRegister_v2", "cuMemHostRegister_v2")     \
+    X(cuMemHostUnregister, "cuMemHostUnregister", 13000, "cuMemHostUnregister", "cuMemHostUnregister")   \
+    X(cuMemAllocAsync, "cuMemAllocAsync", 13000, "cuMemAllocAsync", "cuMemAllocAsync_ptsz")              \
+    X(cuMemFreeAsync, "cuMemFreeAsync", 13000, "cuMemFreeAsync", "cuMemFreeAsync_ptsz")                  \
+    X(cuMemGetInfo, "cuMemGetInfo", 13000, "cuMemGetInfo_v2", "cuMemGetInfo_v2")                         \
     X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer", 13000, "cuMemHostGetDevicePointer_v2",     \
       "cuMemHostGetDevicePointer_v2")                                                                    \
     X(cuMemcpyHtoD, "cuMemcpyHtoD", 13000, "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds")                    \

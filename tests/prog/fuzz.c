@@ -4,6 +4,7 @@
  *
  *   prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]]
  *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]
+ *             [--memory]
  *
  * For every seed S in A..B, one after the other in this process, it generates
  * a program, runs it and prints
@@ -21,6 +22,9 @@
  *                  those of earlier versions (a seed's program never changes)
  *   --faults       with --ops=extended: one single-thread program in ten ends
  *                  with a sticky fault (below)
+ *   --memory       host memory that stops being page-locked and stream-ordered
+ *                  frees (issue 26; see "Memory" below): the plans are the
+ *                  seed's usual ones, only how some operations run changes
  *   --devices=N    spread the streams over N devices (the simulator's
  *                  SIMCUDA_DEVICES; see "Several devices" below); with N = 1
  *                  (the default) the programs are exactly those without it
@@ -70,6 +74,23 @@
  *   is launched again (every launch's return code is hashed: the sticky
  *   error) and the stream synchronised again; then the primary context is
  *   reset and the next seed starts over.
+ *
+ * Memory (--memory, issue 26; one device): every thread has a page of host
+ * memory of its own (a slab). Before each program every thread's slab is
+ * registered (cuMemHostRegister), in one program in two unregistered again,
+ * and the primary context is reset (which ends a registration left): every
+ * program runs with the slabs pageable, at addresses that were page-locked.
+ * Of the async host-to-device copies from pageable memory (picked by a hash
+ * of the seed and the operation's number, not by the plan's random source),
+ * half go through the thread's slab and a quarter through a buffer
+ * allocated for the copy (the size of a device buffer), which the host
+ * overwrites right after the call (legal for pageable memory: the driver
+ * staged it; the buffer is then freed); half of the cuMemFree + cuMemAlloc
+ * of a buffer are cuMemFreeAsync + cuMemAllocAsync on the buffer's stream
+ * instead. (The simulator's device memory is host memory: malloc may hand
+ * out an address that a stream-ordered free gave back, which a stale device
+ * range would call device memory.) The plan, its listing and
+ * --drop are unchanged; the digests are not those of a run without it.
  *
  * Several devices (--devices=N, issue 15; not with --ops=extended): each
  * stream belongs to one device (drawn from a random source of its own, so
@@ -127,6 +148,10 @@ static int chance(rng *r, unsigned percent)
 #define MAX_DEVICES 4
 
 static int ndevices = 1; /* --devices */
+static int memory_ops;    /* --memory */
+#define SLAB_BYTES 8192   /* a slab: the largest copy (1024 words), page-aligned */
+static uint32_t *slab[MAX_THREADS]; /* per thread */
+
 
 enum skind { SK_BLOCKING, SK_NON_BLOCKING, SK_LEGACY, SK_PER_THREAD, SK_PTSZ };
 static const char *const skind_name[] = {"blocking", "non-blocking", "legacy default", "per-thread default",
@@ -1199,6 +1224,12 @@ static void sync_stream_op(tstate *ts, const fop *op)
     observe(ts, op->stream);
 }
 
+/* --memory: how the operation runs, 0-3 (3: as without it), from a hash, not from the plan's random source */
+static int memory_way(const plan *p, int id)
+{
+    return memory_ops ? (int)((prog_hash_u64(p->seed ^ 0x3e3017ULL, (uint64_t)id) >> 7) % 4) : 3;
+}
+
 static void run_op(tstate *ts, const fop *op)
 {
     plan *p = ts->p;
@@ -1233,6 +1264,18 @@ static void run_op(tstate *ts, const fop *op)
         run_fault(ts, op);
         break;
     case OP_H2D_ASYNC:
+        if (!op->pin && memory_way(p, op->id) < 3) { /* pageable, overwritten at once: the slab or a new buffer */
+            size_t sz = ((size_t)p->b[op->buf].words * sizeof(uint32_t) + 255) & ~(size_t)255;
+            uint32_t *src = memory_way(p, op->id) == 2 ? aligned_alloc(256, sz) : slab[ts->t];
+            if (!src)
+                prog_die("out of memory");
+            memcpy(src, op->host, op->count * sizeof(uint32_t));
+            CK(d->cuMemcpyHtoDAsync(bd, src, op->count * sizeof(uint32_t), h));
+            memset(src, 0xa5, op->count * sizeof(uint32_t));
+            if (src != slab[ts->t])
+                free(src);
+            break;
+        }
         CK(d->cuMemcpyHtoDAsync(bd, op->pin ? op->pin : op->host, op->count * sizeof(uint32_t), h));
         break;
     case OP_D2H_ASYNC:
@@ -1295,8 +1338,13 @@ static void run_op(tstate *ts, const fop *op)
         ts->h = prog_hash_buf(ts->h, p->b[op->buf].host, op->count);
         break;
     case OP_FREE_REALLOC:
-        CK(drv.cuMemFree(bd));
-        CK(drv.cuMemAlloc(&p->b[op->buf].d, op->count * sizeof(uint32_t)));
+        if (memory_way(p, op->id) < 2) { /* stream-ordered, on the buffer's (owning) stream */
+            CK(d->cuMemFreeAsync(bd, h));
+            CK(d->cuMemAllocAsync(&p->b[op->buf].d, op->count * sizeof(uint32_t), h));
+        } else {
+            CK(drv.cuMemFree(bd));
+            CK(drv.cuMemAlloc(&p->b[op->buf].d, op->count * sizeof(uint32_t)));
+        }
         CK(d->cuMemsetD32Async(p->b[op->buf].d, op->value, op->count, h));
         break;
     }
@@ -1336,10 +1384,24 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-/* After a fault: the primary context is reset (everything in it is gone) and
- * made current again with the kernels loaded anew, for the next seed. */
+/* --memory, at a program's start: the slabs are registered, in one program
+ * in two unregistered again; the reset that follows ends what is left. */
+static void register_slabs(const plan *p)
+{
+    for (int t = 0; t < p->nthreads; t++)
+        CK(drv.cuMemHostRegister(slab[t], SLAB_BYTES, 0));
+    if (memory_way(p, -1) < 2)
+        for (int t = 0; t < p->nthreads; t++)
+            CK(drv.cuMemHostUnregister(slab[t]));
+}
+
+/* After a fault (or with --memory, after every program): the primary context
+ * is reset (everything in it is gone) and made current again with the
+ * kernels loaded anew, for the next seed. */
 static void reset_after_fault(plan *p)
 {
+    if (memory_ops)
+        register_slabs(p);
     CUdevice dev;
     CK(drv.cuDeviceGet(&dev, 0));
     CK(drv.cuDevicePrimaryCtxReset(dev));
@@ -1354,6 +1416,8 @@ static void reset_after_fault(plan *p)
 
 static uint64_t run_plan(plan *p)
 {
+    if (memory_ops)
+        reset_after_fault(p); /* the slabs were page-locked: each program starts so, whatever ran before */
     for (int s = 0; s < p->nstreams; s++) {
         fstream *st = &p->st[s];
         on_device_of(p, s);
@@ -1465,7 +1529,7 @@ static uint64_t run_plan(plan *p)
 static void usage(void)
 {
     prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
-             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--devices=N]");
+             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--memory] [--devices=N]");
 }
 
 int main(int argc, char **argv)
@@ -1518,6 +1582,8 @@ int main(int argc, char **argv)
             extended = 0;
         } else if (!strcmp(a, "--faults")) {
             faults = 1;
+        } else if (!strcmp(a, "--memory")) {
+            memory_ops = 1;
         } else if (!strncmp(a, "--devices=", 10)) {
             ndevices = atoi(a + 10);
             if (ndevices < 1 || ndevices > MAX_DEVICES)
@@ -1528,6 +1594,11 @@ int main(int argc, char **argv)
     }
     if (ndevices > 1 && extended)
         prog_die("--devices=N (N > 1) does not go with --ops=extended");
+    if (ndevices > 1 && memory_ops)
+        prog_die("--devices=N (N > 1) does not go with --memory");
+    for (int t = 0; memory_ops && t < MAX_THREADS; t++)
+        if (!(slab[t] = aligned_alloc(4096, SLAB_BYTES)))
+            prog_die("out of memory");
     if (min_threads < 1)
         min_threads = 1;
     if (max_threads > MAX_THREADS)

@@ -303,7 +303,7 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
     if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-    *bytes = SIM_TOTAL_MEM;
+    *bytes = sim_total_mem();
     return CUDA_SUCCESS;
 }
 
@@ -486,6 +486,8 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, uns
     return ctx_create(pctx, flags, dev);
 }
 
+static void allocs_drop_ctx(sim_ctx *c);
+
 static CUresult ctx_destroy(CUcontext h) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
@@ -497,6 +499,7 @@ static CUresult ctx_destroy(CUcontext h) {
     c->dead = true;
     pthread_mutex_unlock(&g_mu);
     sim_reg_del(c);
+    allocs_drop_ctx(c); /* its memory goes with it; host registrations end */
     /* pop it from this thread's stack if current; other references to it
      * now fail with CUDA_ERROR_INVALID_CONTEXT */
     if (t_depth > 0 && t_stack[t_depth - 1] == c) t_depth--;
@@ -1360,6 +1363,43 @@ static sim_alloc *g_allocs;
 static int g_nallocs, g_capallocs;
 static size_t g_dev_used;
 
+static size_t env_bytes(const char *name, size_t dflt) {
+    const char *v = getenv(name);
+    return v && *v ? (size_t)strtoull(v, NULL, 0) : dflt;
+}
+
+size_t sim_total_mem(void) {
+    static size_t total;
+    if (!total) total = env_bytes("SIMCUDA_DEVICE_MEMORY", SIM_TOTAL_MEM);
+    return total;
+}
+
+size_t sim_exec_bytes(void) {
+    static size_t n = (size_t)-1;
+    if (n == (size_t)-1) n = env_bytes("SIMCUDA_GRAPH_EXEC_BYTES", getenv("SIMCUDA_DEVICE_MEMORY") ? 1u << 20 : 0);
+    return n;
+}
+
+int sim_dev_reserve(size_t n) {
+    pthread_mutex_lock(&g_alloc_mu);
+    int full = n > sim_total_mem() - g_dev_used;
+    if (!full) g_dev_used += n;
+    pthread_mutex_unlock(&g_alloc_mu);
+    return full;
+}
+
+void sim_dev_unreserve(size_t n) {
+    pthread_mutex_lock(&g_alloc_mu);
+    g_dev_used -= n;
+    pthread_mutex_unlock(&g_alloc_mu);
+}
+
+void sim_dev_release(void *p) {
+    static int keep = -1;
+    if (keep < 0) keep = env_bytes("SIMCUDA_NO_ADDRESS_REUSE", 0) != 0;
+    if (!keep) free(p);
+}
+
 static size_t dev_used(void) {
     pthread_mutex_lock(&g_alloc_mu);
     size_t n = g_dev_used;
@@ -1446,7 +1486,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     if (rc) return rc;
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     if ((rc = sim_unsafe_call_check())) return rc;
-    if (bytesize > SIM_TOTAL_MEM - dev_used()) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (bytesize > sim_total_mem() - dev_used()) return CUDA_ERROR_OUT_OF_MEMORY;
     void *p = dev_malloc(bytesize);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     if (alloc_add(p, bytesize, A_DEVICE, 0, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
@@ -1480,7 +1520,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
     ctx_sync_all(a.ctx);
     if (alloc_remove((void *)(uintptr_t)dptr, (1u << A_DEVICE) | (1u << A_MANAGED), NULL))
         return CUDA_ERROR_INVALID_VALUE;
-    free((void *)(uintptr_t)dptr);
+    sim_dev_release((void *)(uintptr_t)dptr);
     return CUDA_SUCCESS;
 }
 
@@ -1489,9 +1529,9 @@ CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
     if (rc) return rc;
     if (!free_ || !total) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_alloc_mu);
-    *free_ = SIM_TOTAL_MEM - g_dev_used;
+    *free_ = sim_total_mem() - g_dev_used;
     pthread_mutex_unlock(&g_alloc_mu);
-    *total = SIM_TOTAL_MEM;
+    *total = sim_total_mem();
     return CUDA_SUCCESS;
 }
 
@@ -1609,6 +1649,7 @@ static CUresult mem_alloc_async(CUdeviceptr *dptr, size_t n, CUstream h, int ptd
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
     if (!dptr || n == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (n > sim_total_mem() - dev_used()) return CUDA_ERROR_OUT_OF_MEMORY; /* the pool cannot grow */
     void *p = dev_malloc(n);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     if (alloc_add(p, n, A_DEVICE, 0, s->ctx)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
@@ -1800,7 +1841,7 @@ void sim_work_run(sim_work *w, sim_stream *s, bool in_graph, int prio) {
         pthread_mutex_unlock(&e->mu);
         break;
     }
-    case W_FREE: free(w->u.fr.p); break;
+    case W_FREE: sim_dev_release(w->u.fr.p); break;
     case W_GRAPH: sim_gsnap_run(w->u.graph.snap, s); break;
     default: break;
     }
@@ -2110,7 +2151,8 @@ static void allocs_drop_ctx(sim_ctx *c) {
         sim_alloc *a = &g_allocs[i];
         if (a->ctx != c) continue;
         if (a->kind == A_DEVICE || a->kind == A_MANAGED) g_dev_used -= a->size;
-        if (a->kind != A_REGISTERED) free((void *)a->base);
+        if (a->kind == A_HOST) free((void *)a->base);
+        else if (a->kind != A_REGISTERED) sim_dev_release((void *)a->base);
         g_allocs[i--] = g_allocs[--g_nallocs];
     }
     pthread_mutex_unlock(&g_alloc_mu);

@@ -881,6 +881,11 @@ static CUresult instantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    if (sim_dev_reserve(sim_exec_bytes())) { /* an executable graph takes device memory */
+        exec_free(e);
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     e->magic = EXEC_MAGIC;
     e->ctx = sim_current_ctx();
     e->node_prio = (flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
@@ -938,6 +943,7 @@ CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
         e->magic = 0;
         exec_free(e); /* launches in flight run their own snapshot */
         atomic_fetch_sub(&g_stat_execs_live, 1);
+        sim_dev_unreserve(sim_exec_bytes());
     }
     pthread_mutex_unlock(&g_mu);
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -951,6 +957,7 @@ static void exec_drop_cb(void *p, void *ud) {
         e->magic = 0;
         exec_free(e);
         atomic_fetch_sub(&g_stat_execs_live, 1);
+        sim_dev_unreserve(sim_exec_bytes());
     }
     pthread_mutex_unlock(&g_mu);
 }

@@ -301,6 +301,20 @@ void sim_gsnap_free(sim_gsnap *g);
  * destroys its executable graphs (g_mu held for the first) */
 void sim_capture_drop_ctx_locked(sim_ctx *c);
 void sim_exec_drop_ctx(sim_ctx *c);
+
+/* ---- device memory ---- */
+/* The device's memory (SIMCUDA_DEVICE_MEMORY bytes, else SIM_TOTAL_MEM).
+ * An executable graph takes SIMCUDA_GRAPH_EXEC_BYTES of it (default: 1 MiB
+ * where SIMCUDA_DEVICE_MEMORY is set, else nothing): sim_dev_reserve fails
+ * (nonzero) where the bytes are not free, as cuMemAlloc does. */
+size_t sim_total_mem(void);
+size_t sim_exec_bytes(void);
+int sim_dev_reserve(size_t n);
+void sim_dev_unreserve(size_t n);
+/* Device memory given back (cuMemFree, a stream-ordered free, a context's
+ * end): freed, or with SIMCUDA_NO_ADDRESS_REUSE=1 kept so that its address
+ * is never handed out again (the stale-range tests). */
+void sim_dev_release(void *p);
 /* a destroyed stream leaves its capture: the origin's capture ends, a forked
  * member's is invalidated (g_mu held) */
 void sim_capture_stream_destroyed_locked(sim_stream *s);

@@ -1134,6 +1134,27 @@ static void test_capture_observed_rules(void) {
     CK(cuMemFree(x));
 }
 
+/* A context's end ends its host registrations (the memory is pageable again)
+ * and frees its page-locked and device memory. */
+static void test_memory_goes_with_its_context(void) {
+    static uint32_t buf[1024] __attribute__((aligned(4096)));
+    CUcontext c, cur;
+    CK(cuCtxCreate(&c, NULL, 0, 0));
+    CK(cuMemHostRegister(buf, sizeof buf, 0));
+    CHECK(cuMemHostRegister(buf, sizeof buf, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, 4096));
+    size_t free0, free1, total;
+    CK(cuMemGetInfo(&free0, &total));
+    CK(cuCtxDestroy(c));
+    CK(cuCtxGetCurrent(&cur));
+    CHECK(cur == g_ctx);
+    CK(cuMemGetInfo(&free1, &total));
+    CHECK(free1 == free0 + 4096);
+    CK(cuMemHostRegister(buf, sizeof buf, 0)); /* not registered any more */
+    CK(cuMemHostUnregister(buf));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     run("setup", setup);
@@ -1162,6 +1183,7 @@ int main(void) {
     run("graph_exec_serialised", test_graph_exec_serialised);
     run("capture_observed_rules", test_capture_observed_rules);
     run("host_funcs_and_async_alloc", test_host_funcs_and_async_alloc);
+    run("memory_goes_with_its_context", test_memory_goes_with_its_context);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
