@@ -1690,12 +1690,23 @@ CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_syn
 /* Asynchronous copy. Like the real driver: a pageable (unregistered) host
  * source is staged at call time, so the caller may reuse it on return; a
  * pageable host destination makes the call return only after the copy. */
+/* An end that starts inside device memory but runs past its allocation: the
+ * driver refuses such a copy at the call (CUDA_ERROR_INVALID_VALUE; believed
+ * from cuda.h's "invalid value" for ranges outside an allocation, not yet
+ * probed on a GPU). */
+static bool past_device_alloc(const void *p, size_t n) {
+    sim_alloc a;
+    return alloc_find(p, 0, &a) && (a.kind == A_DEVICE || a.kind == A_MANAGED) &&
+           (uintptr_t)p + n > a.base + a.size;
+}
+
 static CUresult copy_async(void *dst, const void *src, size_t n, CUstream h, int ptds) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
     if (n == 0) return CUDA_SUCCESS;
     if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+    if (past_device_alloc(dst, n) || past_device_alloc(src, n)) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     bool capturing = s->cap != NULL;
     pthread_mutex_unlock(&g_mu);
