@@ -1149,6 +1149,15 @@ static void test_op_errors(void) {
     CHECK(cuMemsetD32_v2(x + 1, 1, 4) == CUDA_ERROR_INVALID_VALUE);
     CK(cuMemsetD8Async(x + 1, 1, 4, s));
     CK(cuMemsetD16Async(x + 2, 1, 4, s));
+    CHECK(cuMemsetD2D32Async(x + 2, 64, 1, 4, 2, s) == CUDA_ERROR_INVALID_VALUE); /* 2D: the same rule */
+    CHECK(cuMemsetD2D16Async(x + 1, 64, 1, 4, 2, s) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemsetD2D32_v2(x + 2, 64, 1, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemsetD2D8Async(x + 1, 64, 1, 4, 2, s));
+    CK(cuMemsetD2D32Async(y, 64, 9, 4, 2, s)); /* words 0-3 and 16-19 */
+    CK(cuStreamSynchronize(s));
+    uint32_t rows[20];
+    CK(cuMemcpyDtoH(rows, y, sizeof rows));
+    CHECK(rows[0] == 9 && rows[3] == 9 && rows[4] != 9 && rows[16] == 9 && rows[19] == 9);
     CHECK(cuMemcpyAsync(y, x + 8, N * 4, s) == CUDA_ERROR_INVALID_VALUE); /* source past its allocation */
     CHECK(cuMemcpyAsync(y + 8, x, N * 4, s) == CUDA_ERROR_INVALID_VALUE); /* destination past its allocation */
     CK(cuMemcpyAsync(y + 8, x, N * 4 - 8, s));
