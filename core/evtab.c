@@ -1,14 +1,18 @@
 /* encore: what encore knows about the program's events and memory, for the
  * stream operations that become graph nodes (core/nodes.c).
  *
- *   kinds    event -> the flags it was created with (cuEventCreate): only
- *            events known not to time and not to be shared between processes
- *            have their records held (docs/driver-rules.md says why).
+ *   kinds    event -> the flags it was created with (cuEventCreate) and the
+ *            context current then (the event's): only events known not to
+ *            time and not to be shared between processes have their records
+ *            held (docs/driver-rules.md says why), and only on a stream of
+ *            the event's own context (the driver refuses a record of another
+ *            device's event: issued eagerly, it returns the driver's error).
  *   holders  (event, record or wait) -> the stream state holding one: a call
  *            that names the event issues that state's held work first.
- *   memory   device allocations and page-locked host ranges, from the
- *            program's own calls: a copy touching anything else is pageable
- *            (or not known) and ends the sequence.
+ *   memory   device allocations (with the context current at the
+ *            allocation) and page-locked host ranges, from the program's own
+ *            calls: a copy touching anything else is pageable (or not known)
+ *            and ends the sequence.
  *
  * The event tables are bounded, open-addressed, with a fixed window of
  * probes per key: readers probe without a lock (a key is in at most one slot
@@ -35,6 +39,7 @@ typedef struct slot {
 } slot;
 
 static slot kinds[EVT_CAP], holders[EVT_CAP];
+static CUcontext kind_ctx[EVT_CAP]; /* the context of kinds[i]'s event; written before its val */
 static pthread_mutex_t tab_mu = PTHREAD_MUTEX_INITIALIZER;
 int enc_n_ev_holders; /* live holder entries; atomic */
 
@@ -72,11 +77,22 @@ static void unclaim(slot *s) {
 
 /* ---- event kinds ---------------------------------------------------------------------- */
 
+/* The calling thread's current context (a thread-local query, allowed during any capture), or NULL. */
+static CUcontext current_ctx(void) {
+    CUcontext c = NULL;
+    if (!enc_drv.ctxGetCurrent || enc_drv.ctxGetCurrent(&c) != CUDA_SUCCESS) return NULL;
+    return c;
+}
+
 void enc_core_event_created(CUevent ev, unsigned flags) {
     if (!ev) return;
+    CUcontext ctx = current_ctx();
     pthread_mutex_lock(&tab_mu);
     slot *s = claim(kinds, (uintptr_t)ev);
-    if (s) __atomic_store_n(&s->val, (uintptr_t)flags + 1, __ATOMIC_RELEASE);
+    if (s) {
+        __atomic_store_n(&kind_ctx[s - kinds], ctx, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->val, (uintptr_t)flags + 1, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&tab_mu);
     enc_nodes_unname(ev); /* its handle may be a destroyed event's */
 }
@@ -88,10 +104,10 @@ void enc_evtab_forget_event(CUevent ev) {
     pthread_mutex_unlock(&tab_mu);
 }
 
-int enc_evtab_event_ok(CUevent ev, int record) {
+int enc_evtab_event_ok(CUevent ev, int record, CUcontext ctx) {
     slot *s = ev ? find(kinds, (uintptr_t)ev) : NULL;
     uintptr_t v = s ? __atomic_load_n(&s->val, __ATOMIC_ACQUIRE) : 0;
-    if (!v) return 0;
+    if (!v || __atomic_load_n(&kind_ctx[s - kinds], __ATOMIC_RELAXED) != ctx) return 0;
     unsigned flags = (unsigned)(v - 1);
     if (flags & CU_EVENT_INTERPROCESS) return 0;
     return !record || (flags & CU_EVENT_DISABLE_TIMING);
@@ -146,7 +162,7 @@ void enc_evtab_release(enc_stream_state *st) {
 typedef struct range {
     uintptr_t lo, hi; /* [lo, hi) */
     int kind;
-    CUcontext ctx; /* current at the call that made it: it goes with that context */
+    CUcontext ctx; /* current at the call that made it: it goes with that context (device memory: its context) */
 } range;
 
 static range mem[MEM_CAP];
@@ -168,8 +184,7 @@ static int first_above(uintptr_t p) {
 
 void enc_core_mem_added(uintptr_t p, size_t n, int kind) {
     if (!p || !n) return;
-    CUcontext ctx = NULL;
-    if (!enc_drv.ctxGetCurrent || enc_drv.ctxGetCurrent(&ctx) != CUDA_SUCCESS) ctx = NULL;
+    CUcontext ctx = current_ctx();
     pthread_rwlock_wrlock(&mem_rw);
     int i = first_above(p);
     while (i < nmem && mem[i].lo < p + n) { /* overlaps a range kept: drop it (freed behind encore's back) */
@@ -206,12 +221,16 @@ void enc_mem_context_gone(CUcontext ctx) {
     pthread_rwlock_unlock(&mem_rw);
 }
 
-int enc_mem_kind(uintptr_t p, size_t n) {
+int enc_mem_kind_in(uintptr_t p, size_t n, CUcontext ctx) {
     if (!p || !n || p + n < p) return 0;
     int kind = 0;
     pthread_rwlock_rdlock(&mem_rw);
     int i = first_above(p);
-    if (i < nmem && mem[i].lo <= p && p + n <= mem[i].hi) kind = mem[i].kind;
+    if (i < nmem && mem[i].lo <= p && p + n <= mem[i].hi &&
+        (!ctx || mem[i].kind != ENC_MEM_DEVICE || mem[i].ctx == ctx))
+        kind = mem[i].kind;
     pthread_rwlock_unlock(&mem_rw);
     return kind;
 }
+
+int enc_mem_kind(uintptr_t p, size_t n) { return enc_mem_kind_in(p, n, NULL); }

@@ -141,10 +141,10 @@ typedef struct enc_graph_node {
 } enc_graph_node;
 
 typedef struct enc_graph {
-    uint64_t id; /* the report's sequence id */
-    uint32_t len;
-    uint32_t nops; /* of len, stream operations (not kernel launches) */
-    uint32_t node; /* the trie node where its sequence ends */
+    uint64_t id;                  /* the report's sequence id */
+    uint32_t len, patch_refusals; /* patch_refusals: patches the driver refused (nodes.h ENC_PATCH_REFUSALS) */
+    uint32_t nops;                /* of len, stream operations (not kernel launches) */
+    uint32_t node;                /* the trie node where its sequence ends */
     enc_rec *recs;
     unsigned char *arena;
     CUgraphExec exec;

@@ -34,6 +34,7 @@
  * held event), the same recording as a launch; no allocation. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,7 @@ int enc_op_node_ok(CUgraphNode node, const enc_rec *r) {
 
 /* ---- patching a captured op's node ----------------------------------------------------- */
 
-static int op_patch_off[ENC_OP_KINDS]; /* the driver refused a patch of this kind once */
+static int op_patch_warned[ENC_OP_KINDS]; /* the driver refused a patch of this kind (said once) */
 
 static int can_patch_kind(uint32_t kind) {
     switch (kind) {
@@ -126,9 +127,7 @@ static int can_patch_kind(uint32_t kind) {
 
 int enc_op_patchable(const enc_rec *h, const unsigned char *harena, const enc_rec *c, const unsigned char *carena) {
     enc_op a = op_at(h, harena), b = op_at(c, carena);
-    if (a.kind != b.kind || a.flags != b.flags || a.n != b.n || !can_patch_kind(a.kind) ||
-        __atomic_load_n(&op_patch_off[a.kind], __ATOMIC_RELAXED))
-        return 0;
+    if (a.kind != b.kind || a.flags != b.flags || a.n != b.n || !can_patch_kind(a.kind)) return 0;
     /* memsets are held only into device memory, events only when known,
      * without timing or IPC (holdable): only a copy's ends can change kind */
     return a.kind != ENC_OP_COPY || (enc_mem_kind(a.dst, a.n) == enc_mem_kind(b.dst, b.n) &&
@@ -188,11 +187,11 @@ CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const enc_rec *rec, co
     case ENC_OP_SET: r = patch_set(exec, node, &op, ctx); break;
     default: return r;
     }
-    if (r != CUDA_SUCCESS) /* turns the kind off, and says so once */
-        enc_warn_once(&op_patch_off[op.kind],
-                      "patching changed %s into a captured graph failed (CUDA error %d); from now on sequences whose "
-                      "%s changed run eagerly",
-                      what[op.kind], (int)r, what[op.kind]);
+    if (r != CUDA_SUCCESS) /* that graph's sequence runs eagerly this time (replay.c); said once per kind */
+        enc_warn_once(&op_patch_warned[op.kind],
+                      "patching changed %s into a captured graph failed (CUDA error %d); that sequence ran eagerly, "
+                      "and a graph refused %d times is no longer patched",
+                      what[op.kind], (int)r, ENC_PATCH_REFUSALS);
     return r;
 }
 
@@ -225,17 +224,30 @@ static void note_turned_back(void) {
                   (unsigned long long)t);
 }
 
-/* Could op be held at all (the driver entry points are there, the event or memory is known)? */
-static int holdable(const enc_op *op) {
+/* Could op be held at all on st (the driver entry points are there, the
+ * event or memory is known)? A held op returns CUDA_SUCCESS at its call, so
+ * it must be one the driver takes there: what the driver checks at the call
+ * and is cheap to check is checked here (a memset's alignment to its element
+ * size; the event, and device memory, of the stream's own context: the
+ * driver refuses a record of another device's event); a copy's or memset's
+ * extent lies inside one allocation. Anything else (another context's event
+ * or memory, which the driver may or may not accept, or take into a graph)
+ * is not held: issued now, it returns the driver's own result. */
+static int holdable(const enc_op *op, const enc_stream_state *st) {
     int ev_ok = !__atomic_load_n(&events_churn, __ATOMIC_RELAXED);
+    CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED);
+    if (!ctx) return 0; /* not known yet (asked at the stream's first call outside a capture) */
     switch (op->kind) {
-    case ENC_OP_RECORD: return ev_ok && enc_drv.eventRecordWithFlags && op->flags == 0 && enc_evtab_event_ok(op->ev, 1);
-    case ENC_OP_WAIT: return ev_ok && op->flags == 0 && enc_evtab_event_ok(op->ev, 0);
+    case ENC_OP_RECORD:
+        return ev_ok && enc_drv.eventRecordWithFlags && op->flags == 0 && enc_evtab_event_ok(op->ev, 1, ctx);
+    case ENC_OP_WAIT: return ev_ok && op->flags == 0 && enc_evtab_event_ok(op->ev, 0, ctx);
     case ENC_OP_COPY:
-        return enc_drv.memcpyAsync && op->n && enc_mem_kind(op->dst, op->n) && enc_mem_kind(op->src, op->n);
+        return enc_drv.memcpyAsync && op->n && enc_mem_kind_in(op->dst, op->n, ctx) &&
+               enc_mem_kind_in(op->src, op->n, ctx);
     case ENC_OP_SET:
         return enc_drv.memsetD32Async && op->n && (op->flags == 1 || op->flags == 2 || op->flags == 4) &&
-               enc_mem_kind(op->dst, op->n * op->flags) == ENC_MEM_DEVICE;
+               op->dst % op->flags == 0 && op->n <= SIZE_MAX / op->flags &&
+               enc_mem_kind_in(op->dst, op->n * op->flags, ctx) == ENC_MEM_DEVICE;
     default: return 0;
     }
 }
@@ -306,9 +318,7 @@ int enc_graph_unname_event(enc_graph *g, CUevent ev) {
 }
 
 int enc_op_events_patchable(void) {
-    return enc_opt.patch && can_patch_kind(ENC_OP_RECORD) && can_patch_kind(ENC_OP_WAIT) &&
-           !__atomic_load_n(&op_patch_off[ENC_OP_RECORD], __ATOMIC_RELAXED) &&
-           !__atomic_load_n(&op_patch_off[ENC_OP_WAIT], __ATOMIC_RELAXED);
+    return enc_opt.patch && can_patch_kind(ENC_OP_RECORD) && can_patch_kind(ENC_OP_WAIT);
 }
 
 const char *enc_graph_name_events(enc_graph *g, CUevent placeholder) {
@@ -396,7 +406,7 @@ static int take(enc_stream_state *st, const enc_op *op) {
 int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
     if (is_event_op(op->kind)) order_event(op, st);
-    if (!st || !holdable(op)) return 0;
+    if (!st || !holdable(op, st)) return 0;
     enc_launch_legacy_order(st);
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);

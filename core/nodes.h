@@ -37,19 +37,23 @@ uint64_t enc_nodes_turned_back(uint64_t *not_held); /* event nodes turned back; 
 int enc_graph_unname_event(struct enc_graph *g, CUevent ev);
 /* The op's node in a captured graph has the right type. */
 int enc_op_node_ok(CUgraphNode node, const struct enc_rec *r);
+/* A graph whose patch the driver refused this many times is no longer patched
+ * (its exact sequence still replays); a refusal changes nothing else. */
+#define ENC_PATCH_REFUSALS 3
 /* Can held op h be patched into the node captured for op c (same kind,
  * flags and size; a copy's ends and a memset's destination in the same kind
  * of memory as c's)? */
 int enc_op_patchable(const struct enc_rec *h, const unsigned char *harena, const struct enc_rec *c,
                      const unsigned char *carena);
-/* Write held op r into `node` of `exec` (in context ctx). A refusal turns
- * patching of that op kind off (one warning); other kinds go on. */
+/* Write held op r into `node` of `exec` (in context ctx). A refusal is the
+ * graph's alone (replay.c: that sequence runs eagerly); one warning per kind. */
 CUresult enc_op_patch(CUgraphExec exec, CUgraphNode node, const struct enc_rec *r, const unsigned char *arena,
                       CUcontext ctx);
 /* The event of a recorded event record or wait, else NULL. */
 CUevent enc_op_event(const struct enc_rec *r, const unsigned char *arena);
 int enc_graph_has_event_op(const struct enc_graph *g); /* a record or wait among g's ops */
-int enc_evtab_event_ok(CUevent ev, int record);        /* known, not IPC; a record: not timing */
+/* known, of context ctx, not IPC; a record: not timing */
+int enc_evtab_event_ok(CUevent ev, int record, CUcontext ctx);
 void enc_evtab_forget_event(CUevent ev);
 void enc_nodes_unname(CUevent ev); /* ev destroyed or created: no graph names it (enc_graph_unname_event) */
 struct enc_stream_state *enc_evtab_holder(CUevent ev, int wait);
@@ -59,5 +63,7 @@ int enc_evtab_hold(struct enc_stream_state *st, CUevent ev, int wait);
 void enc_evtab_release(struct enc_stream_state *st);
 int enc_mem_kind(uintptr_t p, size_t n);  /* enum enc_mem_kind, 0: not known (pageable) */
 void enc_mem_context_gone(CUcontext ctx); /* its ranges go (NULL: a context not known: every range) */
+/* the same, but device memory of a context other than ctx is not known (0) */
+int enc_mem_kind_in(uintptr_t p, size_t n, CUcontext ctx);
 
 #endif

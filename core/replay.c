@@ -105,8 +105,6 @@ static mismatch closest_graph(const enc_stream_state *st) {
 
 /* ---- patching changed arguments into a graph ----------------------------------------- */
 
-static int patch_failed; /* the driver refused a patch once: no more patching */
-
 /* A graph ending at st->node whose launches all have the held launches'
  * structure, differing only in kernel arguments (and only where no launch
  * attribute is set) and in stream operations that can be patched (nodes.c:
@@ -115,12 +113,12 @@ static int patch_failed; /* the driver refused a patch once: no more patching */
  * them: a ring of buffers that gives each iteration new addresses replays
  * one patched graph instead of capturing a graph per buffer set. */
 static enc_graph *patchable(const enc_stream_state *st) {
-    if (!enc_opt.patch || __atomic_load_n(&patch_failed, __ATOMIC_RELAXED)) return NULL;
+    if (!enc_opt.patch) return NULL;
     const enc_seq *seq = &st->seq;
     enc_graph *best = NULL;
     uint32_t best_k = UINT32_MAX;
     for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
-        if (g->len != seq->n || !g->knodes) continue;
+        if (g->len != seq->n || !g->knodes || g->patch_refusals >= ENC_PATCH_REFUSALS) continue;
         uint32_t k = 0, i = 0;
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
@@ -141,7 +139,7 @@ static enc_graph *patchable(const enc_stream_state *st) {
 /* Write the held launches' arguments (and ops) into g's graph where they
  * differ. g's recorded arguments follow every node patched, so g stays exact
  * even when a later node's patch fails. *op_failed: the refused patch was an
- * op's (nodes.c turned that kind off), not a kernel's. */
+ * op's (nodes.c said so), not a kernel's. */
 static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed) {
     const enc_seq *seq = &st->seq;
     void *ptrs[ENC_MAX_PARAMS];
@@ -177,8 +175,11 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
 
 /* Replay g for the held launches, patching their changed arguments into it
  * first when `patch`. Returns 1 if the graph launch went out; 0 if not, and
- * the caller issues the held launches eagerly: a failed graph launch drops g,
- * a refused patch switches patching off (one warning each). */
+ * the caller issues the held launches eagerly: a failed graph launch drops g
+ * (one warning). A refused patch is g's alone: the held launches go out
+ * eagerly with their own results, the program's calls keep theirs, and
+ * patching goes on (g itself is not patched again after ENC_PATCH_REFUSALS
+ * refusals); one warning. */
 static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
@@ -186,12 +187,11 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     CUresult r = patch ? patch_nodes(st, g, &op_failed) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         enc_stream_end_issue(st, pushed, side);
-        if (!op_failed) { /* an op's refusal turned only its kind off (nodes.c) */
-            __atomic_store_n(&patch_failed, 1, __ATOMIC_RELAXED);
-            ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); from now on "
-                          "sequences with changed arguments run eagerly",
-                          (int)r);
-        }
+        g->patch_refusals++;
+        if (!op_failed) /* an op's refusal was said by nodes.c */
+            ENC_WARN_ONCE("patching changed arguments into a captured graph failed (CUDA error %d); that sequence "
+                          "ran eagerly, and a graph refused %d times is no longer patched",
+                          (int)r, ENC_PATCH_REFUSALS);
         return 0;
     }
     enc_nvtx_replay(g->id, st->seq.n);

@@ -66,6 +66,7 @@
     X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync", 13000, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync_v2_ptsz") \
     X(cuMemsetD32, "cuMemsetD32", 13000, "cuMemsetD32_v2", "cuMemsetD32_v2_ptds")                        \
     X(cuMemsetD32Async, "cuMemsetD32Async", 13000, "cuMemsetD32Async", "cuMemsetD32Async_ptsz")          \
+    X(cuMemsetD16Async, "cuMemsetD16Async", 13000, "cuMemsetD16Async", "cuMemsetD16Async_ptsz")          \
     X(cuStreamCreate, "cuStreamCreate", 13000, "cuStreamCreate", "cuStreamCreate")                       \
     X(cuStreamDestroy, "cuStreamDestroy", 13000, "cuStreamDestroy_v2", "cuStreamDestroy_v2")             \
     X(cuStreamSynchronize, "cuStreamSynchronize", 13000, "cuStreamSynchronize", "cuStreamSynchronize_ptsz") \

@@ -4,7 +4,7 @@
  *
  *   prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]]
  *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]
- *             [--memory]
+ *             [--memory] [--ops=errors] [--devices=N]
  *
  * For every seed S in A..B, one after the other in this process, it generates
  * a program, runs it and prints
@@ -28,6 +28,9 @@
  *   --devices=N    spread the streams over N devices (the simulator's
  *                  SIMCUDA_DEVICES; see "Several devices" below); with N = 1
  *                  (the default) the programs are exactly those without it
+ *   --ops=errors   also generate loops with operations the driver refuses
+ *                  (see "Refused operations" below); without it the programs
+ *                  are exactly those of earlier versions
  * run_diff.py --fuzz --shrink uses --max-ops and --drop to shrink a failing seed.
  *
  * What a program is made of:
@@ -105,7 +108,21 @@
  * any device. Ownership of a buffer moves between devices like between
  * streams (kernels read and write peer memory). A context synchronisation
  * synchronises every device. cuMemFree + cuMemAlloc only where the stream
- * is on the buffer's device (cuMemFree waits for that device only). */
+ * is on the buffer's device (cuMemFree waits for that device only).
+ *
+ * Refused operations (--ops=errors, issue 26): now and then (drawn from a
+ * random source of its own, which nothing else reads, so every other
+ * operation is the seed's usual one) a thread runs a loop on one of its
+ * streams and a buffer that stream owns (not mapped, no blocking memset
+ * pending): 6-10 times mix, OP, stamp, then a synchronisation of the stream.
+ * OP is a cuMemsetD32Async (or cuMemsetD16Async) of the buffer to a value
+ * new each time, or, with several devices, a cuEventRecord of the thread's
+ * own event of the stream's device; once, from the fifth time on, OP is one
+ * the driver refuses: the memset 2 (1) bytes into the buffer
+ * (CUDA_ERROR_INVALID_VALUE), the record of the thread's event of another
+ * device (CUDA_ERROR_INVALID_HANDLE). Every OP's and the synchronisation's
+ * return code is hashed. The stream synchronises at the end, so nothing else
+ * the generator tracks changes. */
 #include "prog.h"
 
 #include <pthread.h>
@@ -152,6 +169,7 @@ static int memory_ops;    /* --memory */
 #define SLAB_BYTES 8192   /* a slab: the largest copy (1024 words), page-aligned */
 static uint32_t *slab[MAX_THREADS]; /* per thread */
 
+static int errors_ops;    /* --ops=errors */
 
 enum skind { SK_BLOCKING, SK_NON_BLOCKING, SK_LEGACY, SK_PER_THREAD, SK_PTSZ };
 static const char *const skind_name[] = {"blocking", "non-blocking", "legacy default", "per-thread default",
@@ -218,6 +236,8 @@ enum opk {
     OP_FUNC_ATTR,
     OP_MODULE_RELOAD,
     OP_FAULT,
+    /* --ops=errors */
+    OP_ERR_LOOP,
 };
 
 #define MAX_CAP_LEN 7
@@ -236,7 +256,10 @@ typedef struct fop {
     /* OP_CAPTURE: launches ncap[0] on the stream, ncap[1] on the side stream,
      * ncap[2] on the stream after the join, in cap[]; mode; count = graph
      * launches. OP_FUNC_ATTR: l.k, value (count: which attribute).
-     * OP_MODULE_RELOAD: value (1: the alt module). OP_FAULT: body (-1: none). */
+     * OP_MODULE_RELOAD: value (1: the alt module). OP_FAULT: body (-1: none).
+     * OP_ERR_LOOP: mode (0: memset D32, 1: memset D16, 2: record), ncap[0]
+     * times, refused at ncap[1]; cap[0] and cap[1] the launches around OP,
+     * count and value: the memset's words and first value. */
     int mode;
     int ncap[3];
     flaunch cap[MAX_CAP_LEN];
@@ -278,6 +301,7 @@ static int droppable(enum opk k)
     case OP_MAPPED_READ:
     case OP_CAPTURE:
     case OP_FUNC_ATTR:
+    case OP_ERR_LOOP:
         return 1;
     default:
         return 0;
@@ -302,6 +326,8 @@ typedef struct gen {
     int legacy_pending[MAX_BUFS]; /* a blocking memset (legacy stream) not yet waited for */
     int next_id;
     int extended;             /* --ops=extended */
+    rng er;                   /* --ops=errors: its own random source */
+    int nerr;                 /* --ops=errors: operations it added */
 } gen;
 
 static fop *push(gen *g, int t, enum opk kind)
@@ -652,6 +678,33 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
     }
 }
 
+/* --ops=errors: a loop with one refused operation on one of thread t's streams (may add nothing). */
+static void gen_err_loop(gen *g, int t, const int *streams, int ns)
+{
+    rng *r = &g->er;
+    plan *p = g->p;
+    int s = streams[below(r, (uint32_t)ns)], bufs[MAX_BUFS], nb = 0;
+    for (int b = 0; b < p->nbufs; b++)
+        if (g->owner[b] == s && !p->b[b].mapped && !g->legacy_pending[b])
+            bufs[nb++] = b;
+    if (!nb)
+        return;
+    int b = bufs[below(r, (uint32_t)nb)];
+    fop *op = push(g, t, OP_ERR_LOOP);
+    g->nerr++;
+    op->stream = s;
+    op->buf = b;
+    op->mode = (int)below(r, ndevices > 1 ? 3 : 2);
+    op->ncap[0] = 6 + (int)below(r, 5);
+    op->ncap[1] = 4 + (int)below(r, (uint32_t)op->ncap[0] - 4);
+    op->count = 1 + below(r, p->b[b].words - 1); /* D16: twice as many halves, inside the buffer */
+    op->value = (uint32_t)rnd(r);
+    op->cap[0] = (flaunch){.k = K_MIX, .dst = b, .src = -1, .a = (uint32_t)rnd(r), .n = p->b[b].words,
+                           .grid = (p->b[b].words + 127) / 128, .block = 128};
+    op->cap[1] = (flaunch){.k = K_STAMP, .dst = b, .src = -1, .n = p->b[b].words,
+                           .grid = (p->b[b].words + 127) / 128, .block = 128};
+}
+
 static void gen_thread(gen *g, int t, const int *streams, int ns)
 {
     rng *r = &g->r;
@@ -661,7 +714,9 @@ static void gen_thread(gen *g, int t, const int *streams, int ns)
     for (int i = 0; i < p->nbodies; i++)
         if (p->st[p->body[i].stream].thread == t)
             bodies[nbodies++] = i;
-    while (p->th[t].nops < nops) {
+    while (p->th[t].nops - g->nerr < nops) {
+        if (errors_ops && chance(&g->er, 4))
+            gen_err_loop(g, t, streams, ns);
         if (nbodies && chance(r, 30)) {
             /* a loop: the same body several times, sometimes with other work between */
             const fbody *bd = &p->body[bodies[below(r, (uint32_t)nbodies)]];
@@ -698,6 +753,7 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
     g.extended = extended;
     p->extended = extended;
     g.r.s = seed * 0x2545f4914f6cdd1dULL + 0x1234567ULL;
+    g.er.s = seed * 0x9e3779b97f4a7c15ULL + 0xe7705ULL;
     rng *r = &g.r;
     p->seed = seed;
     p->nthreads = min_threads + (int)below(r, (uint32_t)(max_threads - min_threads + 1));
@@ -757,6 +813,7 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
         for (int s = 0; s < p->nstreams; s++)
             if (p->st[s].thread == t)
                 streams[ns++] = s;
+        g.nerr = 0;
         gen_thread(&g, t, streams, ns);
     }
     if (extended && faults && p->nthreads == 1 && chance(r, 10)) {
@@ -957,6 +1014,19 @@ static void print_plan(const plan *p)
                 printf("cuModuleUnload(this thread's kernels); cuModuleLoadData(%s)",
                        op->value ? "libprogkernels_alt.so" : "libprogkernels.so");
                 break;
+            case OP_ERR_LOOP:
+                printf("s%d: %d times: ", op->stream, op->ncap[0]);
+                print_launch(p, &op->cap[0]);
+                if (op->mode == 2)
+                    printf("; cuEventRecord(this thread's event of s%d's device) -> hash", op->stream);
+                else
+                    printf("; cuMemsetD%dAsync(b%d, 0x%08x + i, %u) -> hash", op->mode ? 16 : 32, op->buf, op->value,
+                           op->mode ? 2 * op->count : op->count);
+                printf("; ");
+                print_launch(p, &op->cap[1]);
+                printf("\n          the %d. time refused: %s; cuStreamSynchronize(s%d) -> hash", op->ncap[1] + 1,
+                       op->mode == 2 ? "another device's event" : "the memset misaligned", op->stream);
+                break;
             case OP_FAULT:
                 printf("cuCtxSynchronize; s%d: fault<<<1, 1>>>(CUDA_ERROR_ILLEGAL_ADDRESS); cuStreamSynchronize(s%d) "
                        "-> hash its error;", op->stream, op->stream);
@@ -1027,6 +1097,7 @@ typedef struct tstate {
     CUfunction fn[K_COUNT + 1];
     CUstream side;
     CUevent evf, evj;
+    CUevent everr[MAX_DEVICES]; /* --ops=errors: the thread's event per device, for OP_ERR_LOOP */
     int faulted;
     pending *pend[MAX_STREAMS];
     int npend[MAX_STREAMS], cap[MAX_STREAMS];
@@ -1230,6 +1301,30 @@ static int memory_way(const plan *p, int id)
     return memory_ops ? (int)((prog_hash_u64(p->seed ^ 0x3e3017ULL, (uint64_t)id) >> 7) % 4) : 3;
 }
 
+/* OP_ERR_LOOP: mix, OP, stamp, op->ncap[0] times; OP refused once. */
+static void run_err_loop(tstate *ts, const fop *op)
+{
+    const plan *p = ts->p;
+    int s = op->stream;
+    const struct prog_drv *d = T(p, s);
+    CUstream h = p->st[s].h;
+    CUdeviceptr bd = p->b[op->buf].d;
+    for (int i = 0; i < op->ncap[0]; i++) {
+        int refused = i == op->ncap[1];
+        CUresult r;
+        do_launch(ts, s, &op->cap[0]);
+        if (op->mode == 2)
+            r = d->cuEventRecord(ts->everr[refused ? (ts->dev + 1) % ndevices : ts->dev], h);
+        else if (op->mode == 1)
+            r = d->cuMemsetD16Async(bd + (refused ? 1 : 0), (unsigned short)(op->value + (uint32_t)i), 2 * op->count, h);
+        else
+            r = d->cuMemsetD32Async(bd + (refused ? 2 : 0), op->value + (uint32_t)i, op->count, h);
+        ts->h = prog_hash_u64(ts->h, (uint64_t)r);
+        do_launch(ts, s, &op->cap[1]);
+    }
+    ts->h = prog_hash_u64(ts->h, (uint64_t)d->cuStreamSynchronize(h));
+}
+
 static void run_op(tstate *ts, const fop *op)
 {
     plan *p = ts->p;
@@ -1262,6 +1357,9 @@ static void run_op(tstate *ts, const fop *op)
         break;
     case OP_FAULT:
         run_fault(ts, op);
+        break;
+    case OP_ERR_LOOP:
+        run_err_loop(ts, op);
         break;
     case OP_H2D_ASYNC:
         if (!op->pin && memory_way(p, op->id) < 3) { /* pageable, overwritten at once: the slab or a new buffer */
@@ -1359,6 +1457,10 @@ static void *thread_main(void *arg)
     for (int dv = 1; dv < ndevices; dv++) {
         on_device(dv);
         CK(drv.cuEventCreate(&ts->evd[dv], CU_EVENT_DISABLE_TIMING));
+    }
+    for (int dv = 0; errors_ops && dv < ndevices; dv++) {
+        on_device(dv);
+        CK(drv.cuEventCreate(&ts->everr[dv], CU_EVENT_DISABLE_TIMING));
     }
     on_device(0);
     memcpy(ts->fn, kfn, sizeof kfn);
@@ -1529,7 +1631,8 @@ static uint64_t run_plan(plan *p)
 static void usage(void)
 {
     prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
-             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--memory] [--devices=N]");
+             "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--memory] [--ops=errors] "
+             "[--devices=N]");
 }
 
 int main(int argc, char **argv)
@@ -1580,6 +1683,8 @@ int main(int argc, char **argv)
             extended = 1;
         } else if (!strcmp(a, "--ops=default")) {
             extended = 0;
+        } else if (!strcmp(a, "--ops=errors")) {
+            errors_ops = 1;
         } else if (!strcmp(a, "--faults")) {
             faults = 1;
         } else if (!strcmp(a, "--memory")) {

@@ -1731,12 +1731,23 @@ CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_syn
 /* Asynchronous copy. Like the real driver: a pageable (unregistered) host
  * source is staged at call time, so the caller may reuse it on return; a
  * pageable host destination makes the call return only after the copy. */
+/* An end that starts inside device memory but runs past its allocation: the
+ * driver refuses such a copy at the call (CUDA_ERROR_INVALID_VALUE; believed
+ * from cuda.h's "invalid value" for ranges outside an allocation, not yet
+ * probed on a GPU). */
+static bool past_device_alloc(const void *p, size_t n) {
+    sim_alloc a;
+    return alloc_find(p, 0, &a) && (a.kind == A_DEVICE || a.kind == A_MANAGED) &&
+           (uintptr_t)p + n > a.base + a.size;
+}
+
 static CUresult copy_async(void *dst, const void *src, size_t n, CUstream h, int ptds) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
     if (n == 0) return CUDA_SUCCESS;
     if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+    if (past_device_alloc(dst, n) || past_device_alloc(src, n)) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     bool capturing = s->cap != NULL;
     pthread_mutex_unlock(&g_mu);
@@ -1794,6 +1805,45 @@ CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h)
 CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return memset_any(d, v, 2, n, h, 1, false); }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h) { return memset_any(d, v, 4, n, h, 0, false); }
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h) { return memset_any(d, v, 4, n, h, 1, false); }
+
+/* 2D memsets: Height rows of Width elements, dstPitch bytes apart. Like
+ * the 1D ones, a destination not aligned to the element size is refused at
+ * the call (cuda.h: "dstDevice ... must be two/four byte aligned"), and so
+ * is a pitch shorter than a row when there are several rows (believed, not
+ * probed on a GPU). */
+static CUresult memset2d_any(CUdeviceptr d, size_t pitch, unsigned value, unsigned elsize, size_t width, size_t height,
+                             CUstream h, int ptds, bool sync_api) {
+    sim_stream *s;
+    CUresult rc = sim_stream_resolve(h, ptds, &s);
+    if (rc) return rc;
+    if (width == 0 || height == 0) return CUDA_SUCCESS;
+    if (!d || (d % elsize) || (height > 1 && pitch < width * elsize)) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = W_MEMSET};
+    w.u.set.dst = P(d);
+    w.u.set.value = value;
+    w.u.set.elsize = elsize;
+    w.u.set.width = width;
+    w.u.set.height = height;
+    w.u.set.pitch = height > 1 ? pitch : width * elsize;
+    return submit(s, &w, sync_api ? SUB_NOCAPTURE : 0);
+}
+#define MEMSET2D(bits, type, el)                                                                                   \
+    CUresult cuMemsetD2D##bits##_v2(CUdeviceptr d, size_t p, type v, size_t w, size_t h) {                         \
+        return memset2d_any(d, p, v, el, w, h, NULL, 0, true);                                                     \
+    }                                                                                                              \
+    CUresult cuMemsetD2D##bits##_v2_ptds(CUdeviceptr d, size_t p, type v, size_t w, size_t h) {                    \
+        return memset2d_any(d, p, v, el, w, h, NULL, 1, true);                                                     \
+    }                                                                                                              \
+    CUresult cuMemsetD2D##bits##Async(CUdeviceptr d, size_t p, type v, size_t w, size_t h, CUstream s) {           \
+        return memset2d_any(d, p, v, el, w, h, s, 0, false);                                                       \
+    }                                                                                                              \
+    CUresult cuMemsetD2D##bits##Async_ptsz(CUdeviceptr d, size_t p, type v, size_t w, size_t h, CUstream s) {      \
+        return memset2d_any(d, p, v, el, w, h, s, 1, false);                                                       \
+    }
+MEMSET2D(8, unsigned char, 1)
+MEMSET2D(16, unsigned short, 2)
+MEMSET2D(32, unsigned int, 4)
+#undef MEMSET2D
 
 /* ------------------------------------------------------------------------ */
 /* work items                                                               */

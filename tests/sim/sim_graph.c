@@ -1137,9 +1137,16 @@ sim_work *sim_exec_node_work_locked(CUgraphExec hGraphExec, CUgraphNode hNode, C
     return &e->works[n->index];
 }
 
+/* SIMCUDA_FAIL_EXEC_SET_PARAMS refuses every update of an executable graph's
+ * node (CUDA_ERROR_INVALID_VALUE, or the code given); SIMCUDA_FAIL_EXEC_SET_PARAMS_ONCE=K
+ * refuses the K-th update of the process alone (counted over every kind). */
 CUresult sim_exec_update_allowed(void) {
+    static long n_updates;
     CUresult rc = sim_check_init();
     if (rc) return rc;
+    const char *once = getenv("SIMCUDA_FAIL_EXEC_SET_PARAMS_ONCE");
+    if (once && *once && __atomic_add_fetch(&n_updates, 1, __ATOMIC_RELAXED) == atol(once))
+        return CUDA_ERROR_INVALID_VALUE;
     return (CUresult)sim_env_code("SIMCUDA_FAIL_EXEC_SET_PARAMS", CUDA_ERROR_INVALID_VALUE);
 }
 

@@ -76,7 +76,13 @@ void sim_nodes_graph_launched_locked(sim_work *works, int n, sim_stream *s, uint
  *   - a memset's update keeps its element size, width and height (a GPU
  *     may accept a new width; the simulator refuses it) and its destination
  *     stays in device memory;
- *   - an event node's update names a live event;
+ *   - a memset's update to a destination not aligned to its element size
+ *     is refused (CUDA_ERROR_INVALID_VALUE), as cuMemsetD16/D32Async refuse
+ *     one at the call (a guess for the update: not probed on a GPU);
+ *   - an event node's update names a live event; a record node's, an event
+ *     of the device the captured event was of (a guess, not probed: the
+ *     driver refuses an eager record of another device's event,
+ *     sim_multidev.c; a wait may name another device's event eagerly);
  *   - the update changes what later launches of the executable graph do,
  *     not the graph node, nor launches already made.
  * SIMCUDA_FAIL_EXEC_SET_PARAMS refuses every update (as for kernel nodes). */
@@ -170,6 +176,7 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNod
     CUresult rc = sim_exec_update_allowed();
     if (rc) return rc;
     if (!p || !p->dst || !p->width || p->height != 1) return CUDA_ERROR_INVALID_VALUE;
+    if (p->elementSize && p->dst % p->elementSize) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMSET);
     void *dst = (void *)(uintptr_t)p->dst;
@@ -195,6 +202,9 @@ static CUresult exec_set_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUeven
      * event as captured is checked; the one patched in since too (not probed). */
     if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD && w &&
         ((captured && !captured->magic) || (w->u.ev.ev && !w->u.ev.ev->magic)))
+        e = NULL;
+    if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD && e && captured && e->ctx && captured->ctx &&
+        e->ctx->dev != captured->ctx->dev)
         e = NULL;
     if (w && e) {
         atomic_fetch_add(&e->refs, 1);

@@ -139,6 +139,18 @@ static void procs_init(void) {
     T(cuMemsetD16Async, 7000, ptsz, cuMemsetD16Async_ptsz);
     E(cuMemsetD32Async, 3020, cuMemsetD32Async);
     T(cuMemsetD32Async, 7000, ptsz, cuMemsetD32Async_ptsz);
+    E(cuMemsetD2D8, 3020, cuMemsetD2D8_v2);
+    T(cuMemsetD2D8, 7000, ptds, cuMemsetD2D8_v2_ptds);
+    E(cuMemsetD2D8Async, 3020, cuMemsetD2D8Async);
+    T(cuMemsetD2D8Async, 7000, ptsz, cuMemsetD2D8Async_ptsz);
+    E(cuMemsetD2D16, 3020, cuMemsetD2D16_v2);
+    T(cuMemsetD2D16, 7000, ptds, cuMemsetD2D16_v2_ptds);
+    E(cuMemsetD2D16Async, 3020, cuMemsetD2D16Async);
+    T(cuMemsetD2D16Async, 7000, ptsz, cuMemsetD2D16Async_ptsz);
+    E(cuMemsetD2D32, 3020, cuMemsetD2D32_v2);
+    T(cuMemsetD2D32, 7000, ptds, cuMemsetD2D32_v2_ptds);
+    E(cuMemsetD2D32Async, 3020, cuMemsetD2D32Async);
+    T(cuMemsetD2D32Async, 7000, ptsz, cuMemsetD2D32Async_ptsz);
     /* streams */
     E(cuStreamCreate, 2000, cuStreamCreate);
     E(cuStreamCreateWithPriority, 5050, cuStreamCreateWithPriority);

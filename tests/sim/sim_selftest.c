@@ -1155,6 +1155,66 @@ static void test_memory_goes_with_its_context(void) {
     CK(cuMemHostUnregister(buf));
 }
 
+/* Stream operations the driver refuses at the call (issue 26): memsets not
+ * aligned to their element size, copies running past a device allocation;
+ * a captured memset node's update to a misaligned destination is refused
+ * too, and SIMCUDA_FAIL_EXEC_SET_PARAMS_ONCE refuses one update alone. */
+static void test_op_errors(void) {
+    CUstream s;
+    CUdeviceptr x, y;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc(&x, N * 4));
+    CK(cuMemAlloc(&y, N * 4));
+    CHECK(cuMemsetD32Async(x + 2, 1, 4, s) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemsetD16Async(x + 1, 1, 4, s) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemsetD32_v2(x + 1, 1, 4) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemsetD8Async(x + 1, 1, 4, s));
+    CK(cuMemsetD16Async(x + 2, 1, 4, s));
+    CHECK(cuMemsetD2D32Async(x + 2, 64, 1, 4, 2, s) == CUDA_ERROR_INVALID_VALUE); /* 2D: the same rule */
+    CHECK(cuMemsetD2D16Async(x + 1, 64, 1, 4, 2, s) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemsetD2D32_v2(x + 2, 64, 1, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemsetD2D8Async(x + 1, 64, 1, 4, 2, s));
+    CK(cuMemsetD2D32Async(y, 64, 9, 4, 2, s)); /* words 0-3 and 16-19 */
+    CK(cuStreamSynchronize(s));
+    uint32_t rows[20];
+    CK(cuMemcpyDtoH(rows, y, sizeof rows));
+    CHECK(rows[0] == 9 && rows[3] == 9 && rows[4] != 9 && rows[16] == 9 && rows[19] == 9);
+    CHECK(cuMemcpyAsync(y, x + 8, N * 4, s) == CUDA_ERROR_INVALID_VALUE); /* source past its allocation */
+    CHECK(cuMemcpyAsync(y + 8, x, N * 4, s) == CUDA_ERROR_INVALID_VALUE); /* destination past its allocation */
+    CK(cuMemcpyAsync(y + 8, x, N * 4 - 8, s));
+    /* a memset node: its update to a misaligned destination is refused, an aligned one taken */
+    CUgraph g;
+    CUgraphExec ex;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuMemsetD32Async(x, 7, N, s));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiateWithFlags(&ex, g, 0));
+    CUgraphNode node;
+    size_t nn = 1;
+    CK(cuGraphGetNodes(g, &node, &nn));
+    CUDA_MEMSET_NODE_PARAMS p;
+    CK(cuGraphMemsetNodeGetParams(node, &p));
+    CUDA_MEMSET_NODE_PARAMS q = p;
+    q.dst = y + 2;
+    CHECK(cuGraphExecMemsetNodeSetParams(ex, node, &q, NULL) == CUDA_ERROR_INVALID_VALUE);
+    q.dst = y;
+    CK(cuGraphExecMemsetNodeSetParams(ex, node, &q, NULL));
+    setenv("SIMCUDA_FAIL_EXEC_SET_PARAMS_ONCE", "1", 1);
+    CHECK(cuGraphExecMemsetNodeSetParams(ex, node, &p, NULL) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuGraphExecMemsetNodeSetParams(ex, node, &p, NULL));
+    unsetenv("SIMCUDA_FAIL_EXEC_SET_PARAMS_ONCE");
+    CK(cuGraphLaunch(ex, s));
+    CK(cuStreamSynchronize(s));
+    uint32_t out[N];
+    CK(cuMemcpyDtoH(out, x, sizeof out));
+    CHECK(all_eq(out, N, 7));
+    CK(cuGraphExecDestroy(ex));
+    CK(cuGraphDestroy(g));
+    CK(cuStreamDestroy(s));
+    CK(cuMemFree(x));
+    CK(cuMemFree(y));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     run("setup", setup);
@@ -1184,6 +1244,7 @@ int main(void) {
     run("capture_observed_rules", test_capture_observed_rules);
     run("host_funcs_and_async_alloc", test_host_funcs_and_async_alloc);
     run("memory_goes_with_its_context", test_memory_goes_with_its_context);
+    run("op_errors", test_op_errors);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
