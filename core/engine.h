@@ -102,6 +102,8 @@ void enc_core_op_failed(CUstream stream, int per_thread);
 /* Calls that name an event: what holds a record of it, or a wait on it, is
  * issued first (core/evtab.c). */
 void enc_core_event_observe(CUevent ev);
+/* A call that may name any event (a program's graph launch): every record and wait held is issued first. */
+void enc_core_event_observe_all(void);
 extern int enc_n_ev_holders; /* events some stream holds a record of or a wait on; atomic */
 void enc_core_event_created(CUevent ev, unsigned flags);
 void enc_core_event_destroying(CUevent ev); /* before the driver's destroy: no graph names it afterwards */

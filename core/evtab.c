@@ -139,7 +139,8 @@ int enc_evtab_hold(enc_stream_state *st, CUevent ev, int wait) {
     pthread_mutex_unlock(&tab_mu);
     if (!ok) return 0;
     st->held_ev[st->n_held_ev] = ev;
-    st->held_ev_wait[st->n_held_ev++] = (uint8_t)(wait != 0);
+    st->held_ev_wait[st->n_held_ev] = (uint8_t)(wait != 0);
+    __atomic_store_n(&st->n_held_ev, st->n_held_ev + 1, __ATOMIC_RELAXED); /* read without the lock */
     return 1;
 }
 
@@ -154,7 +155,7 @@ void enc_evtab_release(enc_stream_state *st) {
         }
     }
     pthread_mutex_unlock(&tab_mu);
-    st->n_held_ev = 0;
+    __atomic_store_n(&st->n_held_ev, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- memory ranges -------------------------------------------------------------------- */

@@ -292,7 +292,7 @@ typedef struct enc_stream_state {
     /* Events it holds a record of or a wait on (evtab.c), until released. */
     CUevent held_ev[ENC_MAX_HELD_EVENTS];
     uint8_t held_ev_wait[ENC_MAX_HELD_EVENTS];
-    uint32_t n_held_ev;
+    uint32_t n_held_ev; /* atomic: read without the lock by enc_core_event_observe_all */
 
     enc_store store;
 } enc_stream_state;

@@ -269,6 +269,23 @@ void enc_core_event_observe(CUevent ev) {
     }
 }
 
+/* A call that may record or wait on any event (the program's graph launch:
+ * its event nodes are resolved at the launch): every sequence holding a
+ * record or a wait, whatever its event and stream, ends first, so that the
+ * graph's waits see the records made before the launch and its records come
+ * after the waits and records made before it. Nothing held: one load. */
+void enc_core_event_observe_all(void) {
+    if (!__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        enc_stream_state *o = enc_states[i];
+        if (!__atomic_load_n(&o->n_held_ev, __ATOMIC_RELAXED)) continue; /* no lock taken */
+        pthread_mutex_lock(&o->mu);
+        if (o->n_held_ev) enc_sequence_end(o, ENC_FLUSH_STREAM_CALL);
+        pthread_mutex_unlock(&o->mu);
+    }
+}
+
 /* ev is about to be destroyed, or was created (a destroyed event's handle
  * may come back): no graph names it any more. An event node naming it goes
  * back to the event it was captured with (encore's own placeholder, which

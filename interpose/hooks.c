@@ -145,7 +145,7 @@ static __thread CUresult pending_result __attribute__((tls_model("initial-exec")
  * whose success the program must undo (a capture begun, a stream destroyed,
  * code unloaded): they have a flag. */
 static void take_pending(int cls, uint16_t flags, CUstream stream, int per_thread, int one_stream) {
-    if (flags || (cls != ENC_CLASS_FLUSH_STREAM && cls != ENC_CLASS_FLUSH_ALL)) return;
+    if ((flags & ~ENC_F_ANY_EVENT) || (cls != ENC_CLASS_FLUSH_STREAM && cls != ENC_CLASS_FLUSH_ALL)) return;
     pending_result = enc_core_take_error(stream, per_thread, !(cls == ENC_CLASS_FLUSH_STREAM && one_stream));
 }
 
@@ -176,6 +176,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
         enc_core_primary_context_before((CUdevice)hook_object);
     if (flags & ENC_F_FUNC_SET) enc_core_func_set_begin(NULL); /* a wrapper that cannot say which function */
     int one_stream = stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS;
+    if (flags & ENC_F_ANY_EVENT) enc_core_event_observe_all(); /* a graph's event nodes: any stream's held events */
     if ((flags & ENC_F_STREAM_DESTROY) && one_stream)
         enc_core_stream_destroy(stream, per_thread); /* issues what it holds, then forgets it */
     else if ((flags & ENC_F_CAPTURE_BEGIN) && one_stream)

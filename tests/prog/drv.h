@@ -88,6 +88,16 @@
     X(cuGraphLaunch, "cuGraphLaunch", 13000, "cuGraphLaunch", "cuGraphLaunch_ptsz")                      \
     X(cuGraphExecDestroy, "cuGraphExecDestroy", 13000, "cuGraphExecDestroy", "cuGraphExecDestroy")       \
     X(cuGraphDestroy, "cuGraphDestroy", 13000, "cuGraphDestroy", "cuGraphDestroy")       \
+    X(cuGraphCreate, "cuGraphCreate", 13000, "cuGraphCreate", "cuGraphCreate")                          \
+    X(cuGraphAddKernelNode, "cuGraphAddKernelNode", 13000, "cuGraphAddKernelNode_v2",                    \
+      "cuGraphAddKernelNode_v2")                                                                         \
+    X(cuGraphAddEventRecordNode, "cuGraphAddEventRecordNode", 13000, "cuGraphAddEventRecordNode",        \
+      "cuGraphAddEventRecordNode")                                                                       \
+    X(cuGraphAddEventWaitNode, "cuGraphAddEventWaitNode", 13000, "cuGraphAddEventWaitNode",              \
+      "cuGraphAddEventWaitNode")                                                                         \
+    X(cuGraphUpload, "cuGraphUpload", 13000, "cuGraphUpload", "cuGraphUpload_ptsz")                      \
+    X(cuEventRecordWithFlags, "cuEventRecordWithFlags", 13000, "cuEventRecordWithFlags",                 \
+      "cuEventRecordWithFlags_ptsz")                                                                     \
     X(cuFuncSetAttribute, "cuFuncSetAttribute", 13000, "cuFuncSetAttribute", "cuFuncSetAttribute")           \
     X(cuFuncGetAttribute, "cuFuncGetAttribute", 13000, "cuFuncGetAttribute", "cuFuncGetAttribute")           \
     X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 13000, "cuStreamCreateWithPriority",        \

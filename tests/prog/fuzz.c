@@ -5,6 +5,7 @@
  *   prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]]
  *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]
  *             [--memory] [--ops=errors] [--devices=N]
+ *             [--graph-events]
  *
  * For every seed S in A..B, one after the other in this process, it generates
  * a program, runs it and prints
@@ -25,6 +26,9 @@
  *   --memory       host memory that stops being page-locked and stream-ordered
  *                  frees (issue 26; see "Memory" below): the plans are the
  *                  seed's usual ones, only how some operations run changes
+ *   --graph-events with --ops=extended: the program's own graphs with event
+ *                  nodes (issue 26, below); without it a seed's program is
+ *                  the same as before the flag existed
  *   --devices=N    spread the streams over N devices (the simulator's
  *                  SIMCUDA_DEVICES; see "Several devices" below); with N = 1
  *                  (the default) the programs are exactly those without it
@@ -77,6 +81,21 @@
  *   is launched again (every launch's return code is hashed: the sticky
  *   error) and the stream synchronised again; then the primary context is
  *   reset and the next seed starts over.
+ *   Program graphs with event nodes (--graph-events, issue 26): in four
+ *   loops of a body in five, after each body instance on stream s (before its
+ *   copy back and synchronisation), buffer b (the body's first destination)
+ *   moves to another stream s2 of the thread through a graph the program
+ *   builds (cuGraphAddKernelNode, cuGraphAddEvent{Wait,Record}Node),
+ *   instantiates, launches once and destroys: either s records the thread's
+ *   graph event and a graph launched on s2 waits for it (a wait node), then
+ *   runs 1-2 kernels on b; or a graph launched on s runs the kernels on b,
+ *   then records the event (a record node), and s2 waits for it (one way for
+ *   the whole loop). Once the loop's sequence is learnt, encore holds s's
+ *   record with the body; the graph's nodes are resolved at its launch. The
+ *   thread's graph event is made once for the process (events destroyed with
+ *   every seed soon stop encore holding records: core/nodes.c). These draws
+ *   come from the seed's usual source: with the flag, the rest of a program
+ *   changes too.
  *
  * Memory (--memory, issue 26; one device): every thread has a page of host
  * memory of its own (a slab). Before each program every thread's slab is
@@ -170,6 +189,10 @@ static int memory_ops;    /* --memory */
 static uint32_t *slab[MAX_THREADS]; /* per thread */
 
 static int errors_ops;    /* --ops=errors */
+static int graph_events;  /* --graph-events (with --ops=extended) */
+/* --graph-events: each thread's event for its graphs' event nodes, made once for the process: an event
+ * destroyed with every seed would soon stop encore holding records and waits (core/nodes.c, "churn") */
+static CUevent evg[MAX_THREADS];
 
 enum skind { SK_BLOCKING, SK_NON_BLOCKING, SK_LEGACY, SK_PER_THREAD, SK_PTSZ };
 static const char *const skind_name[] = {"blocking", "non-blocking", "legacy default", "per-thread default",
@@ -238,6 +261,7 @@ enum opk {
     OP_FAULT,
     /* --ops=errors */
     OP_ERR_LOOP,
+    OP_GRAPH_EVENTS, /* --graph-events */
 };
 
 #define MAX_CAP_LEN 7
@@ -259,7 +283,9 @@ typedef struct fop {
      * OP_MODULE_RELOAD: value (1: the alt module). OP_FAULT: body (-1: none).
      * OP_ERR_LOOP: mode (0: memset D32, 1: memset D16, 2: record), ncap[0]
      * times, refused at ncap[1]; cap[0] and cap[1] the launches around OP,
-     * count and value: the memset's words and first value. */
+     * count and value: the memset's words and first value.
+     * OP_GRAPH_EVENTS: buf moves from stream to stream2; mode 1: a record
+     * node (else a wait node); the graph's kernels ncap[0], in cap[]. */
     int mode;
     int ncap[3];
     flaunch cap[MAX_CAP_LEN];
@@ -465,10 +491,45 @@ static void gen_d2h_async(gen *g, int t, int s, int b)
     g->dirty[s] = 1;
 }
 
+/* Buffer b moves from s to another stream of thread t through a program
+ * graph with an event node (see "Program graphs with event nodes"). */
+static void gen_graph_events(gen *g, int t, int s, int b, int mode)
+{
+    rng *r = &g->r;
+    plan *p = g->p;
+    int others[MAX_STREAMS], no = 0;
+    for (int i = 0; i < p->nstreams; i++)
+        if (p->st[i].thread == t && i != s)
+            others[no++] = i;
+    if (!no || b < 0 || g->owner[b] != s)
+        return;
+    fop *op = push(g, t, OP_GRAPH_EVENTS);
+    op->stream = s;
+    op->stream2 = others[below(r, (uint32_t)no)];
+    op->buf = b;
+    op->mode = mode;
+    op->ncap[0] = 1 + (int)below(r, 2);
+    for (int i = 0; i < op->ncap[0]; i++) {
+        flaunch *l = &op->cap[i];
+        memset(l, 0, sizeof *l);
+        l->k = chance(r, 50) ? K_MIX : K_STAMP;
+        l->dst = b;
+        l->src = -1;
+        l->n = p->b[b].words;
+        l->a = (uint32_t)rnd(r);
+        l->block = 64;
+        l->grid = (l->n + 63) / 64;
+    }
+    g->owner[b] = op->stream2;
+    g->dirty[s] = g->dirty[op->stream2] = 1;
+}
+
 /* One body instance on its stream: its buffers brought home first, then
- * mostly a copy back and a synchronisation (the flush point that ends the
- * sequence, as at the end of a training step). */
-static void gen_body(gen *g, int t, const fbody *bd)
+ * (graph_mode >= 0: --graph-events) its first destination moved to another
+ * stream through a program graph with an event node, then mostly a copy
+ * back and a synchronisation (the flush point that ends the sequence, as at
+ * the end of a training step). */
+static void gen_body(gen *g, int t, const fbody *bd, int graph_mode)
 {
     plan *p = g->p;
     rng *r = &g->r;
@@ -486,6 +547,8 @@ static void gen_body(gen *g, int t, const fbody *bd)
         op->body_pos = i;
     }
     g->dirty[bd->stream] = 1;
+    if (graph_mode >= 0)
+        gen_graph_events(g, t, bd->stream, bd->l[0].dst, graph_mode);
     if (chance(r, 80)) {
         int b = bd->l[0].dst >= 0 ? bd->l[0].dst : 0;
         if (g->owner[b] == bd->stream && chance(r, 70))
@@ -565,7 +628,7 @@ static void gen_step(gen *g, int t, const int *streams, int ns, const int *bodie
     }
     unsigned c = below(r, 100);
     if (c < 20 && nbodies) {
-        gen_body(g, t, &p->body[bodies[below(r, (uint32_t)nbodies)]]);
+        gen_body(g, t, &p->body[bodies[below(r, (uint32_t)nbodies)]], -1);
     } else if (c < 40 && nb) {
         fop *op = push(g, t, OP_LAUNCH);
         op->stream = s;
@@ -721,8 +784,10 @@ static void gen_thread(gen *g, int t, const int *streams, int ns)
             /* a loop: the same body several times, sometimes with other work between */
             const fbody *bd = &p->body[bodies[below(r, (uint32_t)nbodies)]];
             int reps = 3 + (int)below(r, 7);
+            /* --graph-events: one loop in two moves a buffer through a program graph, the same way each time */
+            int graph_mode = graph_events && chance(r, 80) ? (int)below(r, 2) : -1;
             for (int i = 0; i < reps; i++) {
-                gen_body(g, t, bd);
+                gen_body(g, t, bd, graph_mode);
                 if (chance(r, 25))
                     gen_step(g, t, streams, ns, bodies, nbodies);
             }
@@ -1027,6 +1092,22 @@ static void print_plan(const plan *p)
                 printf("\n          the %d. time refused: %s; cuStreamSynchronize(s%d) -> hash", op->ncap[1] + 1,
                        op->mode == 2 ? "another device's event" : "the memset misaligned", op->stream);
                 break;
+            case OP_GRAPH_EVENTS:
+                if (op->mode)
+                    printf("graph [");
+                else
+                    printf("cuEventRecord(evg, s%d); graph [wait node evg -> ", op->stream);
+                for (int i = 0; i < op->ncap[0]; i++) {
+                    print_launch(p, &op->cap[i]);
+                    printf(i + 1 < op->ncap[0] ? " -> " : "");
+                }
+                if (op->mode)
+                    printf(" -> record node evg] launched on s%d; cuStreamWaitEvent(s%d, evg)", op->stream,
+                           op->stream2);
+                else
+                    printf("] launched on s%d", op->stream2);
+                printf("   (b%d now owned by s%d)", op->buf, op->stream2);
+                break;
             case OP_FAULT:
                 printf("cuCtxSynchronize; s%d: fault<<<1, 1>>>(CUDA_ERROR_ILLEGAL_ADDRESS); cuStreamSynchronize(s%d) "
                        "-> hash its error;", op->stream, op->stream);
@@ -1245,6 +1326,53 @@ static void run_capture(tstate *ts, const fop *op)
     CK(drv.cuGraphExecDestroy(exec));
 }
 
+/* A kernel node of the program's graph (mix or stamp on one buffer). */
+static CUgraphNode graph_kernel(const tstate *ts, CUgraph g, CUgraphNode dep, const flaunch *l)
+{
+    CUdeviceptr dst = ts->p->b[l->dst].d;
+    uint32_t a = l->a, n = l->n;
+    void *mix[] = {&dst, &a, &n}, *stamp[] = {&dst, &n};
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = ts->fn[l->k];
+    kp.gridDimX = l->grid;
+    kp.blockDimX = l->block;
+    kp.gridDimY = kp.gridDimZ = kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = l->k == K_MIX ? mix : stamp;
+    CUgraphNode node;
+    CK(drv.cuGraphAddKernelNode(&node, g, dep ? &dep : NULL, dep ? 1 : 0, &kp));
+    return node;
+}
+
+/* OP_GRAPH_EVENTS: the graph is built and instantiated first (graph
+ * construction observes no stream), then s records the event and the graph
+ * waits for it on s2, or the graph records it on s and s2 waits for it. */
+static void run_graph_events(tstate *ts, const fop *op)
+{
+    const plan *p = ts->p;
+    int record = op->mode == 1, on = record ? op->stream : op->stream2;
+    CUgraph g;
+    CUgraphNode last = NULL;
+    CK(drv.cuGraphCreate(&g, 0));
+    if (!record)
+        CK(drv.cuGraphAddEventWaitNode(&last, g, NULL, 0, evg[ts->t]));
+    for (int i = 0; i < op->ncap[0]; i++)
+        last = graph_kernel(ts, g, last, &op->cap[i]);
+    if (record) {
+        CUgraphNode rn;
+        CK(drv.cuGraphAddEventRecordNode(&rn, g, &last, 1, evg[ts->t]));
+    }
+    CUgraphExec exec;
+    CK(drv.cuGraphInstantiateWithFlags(&exec, g, 0));
+    CK(drv.cuGraphDestroy(g));
+    if (!record)
+        CK(T(p, op->stream)->cuEventRecord(evg[ts->t], p->st[op->stream].h));
+    CK(T(p, on)->cuGraphLaunch(exec, p->st[on].h));
+    CK(drv.cuGraphExecDestroy(exec));
+    if (record)
+        CK(T(p, op->stream2)->cuStreamWaitEvent(p->st[op->stream2].h, evg[ts->t], 0));
+}
+
 static void run_fault(tstate *ts, const fop *op)
 {
     const plan *p = ts->p;
@@ -1360,6 +1488,9 @@ static void run_op(tstate *ts, const fop *op)
         break;
     case OP_ERR_LOOP:
         run_err_loop(ts, op);
+        break;
+    case OP_GRAPH_EVENTS:
+        run_graph_events(ts, op);
         break;
     case OP_H2D_ASYNC:
         if (!op->pin && memory_way(p, op->id) < 3) { /* pageable, overwritten at once: the slab or a new buffer */
@@ -1511,6 +1642,8 @@ static void reset_after_fault(plan *p)
     CK(drv.cuCtxSetCurrent(prog_ctx));
     prog_kernels_load(&K, 0);
     kernels_of(&K, kfn);
+    for (int t = 0; t < MAX_THREADS && graph_events; t++)
+        CK(drv.cuEventCreate(&evg[t], CU_EVENT_DISABLE_TIMING)); /* the reset destroyed them */
     for (int t = 0; t < p->nthreads; t++)
         for (int i = 0; i < p->th[t].nops; i++)
             p->th[t].ops[i].pin = NULL; /* freed by the reset */
@@ -1632,6 +1765,7 @@ static void usage(void)
 {
     prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
              "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--memory] [--ops=errors] "
+             "[--graph-events] "
              "[--devices=N]");
 }
 
@@ -1689,6 +1823,8 @@ int main(int argc, char **argv)
             faults = 1;
         } else if (!strcmp(a, "--memory")) {
             memory_ops = 1;
+        } else if (!strcmp(a, "--graph-events")) {
+            graph_events = 1;
         } else if (!strncmp(a, "--devices=", 10)) {
             ndevices = atoi(a + 10);
             if (ndevices < 1 || ndevices > MAX_DEVICES)
@@ -1704,6 +1840,8 @@ int main(int argc, char **argv)
     for (int t = 0; memory_ops && t < MAX_THREADS; t++)
         if (!(slab[t] = aligned_alloc(4096, SLAB_BYTES)))
             prog_die("out of memory");
+    if (graph_events && !extended)
+        prog_die("--graph-events goes with --ops=extended");
     if (min_threads < 1)
         min_threads = 1;
     if (max_threads > MAX_THREADS)
@@ -1748,6 +1886,8 @@ int main(int argc, char **argv)
     prog_drv_load_into(&drv_pt, PROG_ACCESS_PROCADDR_PTDS);
     prog_kernels_load(&K, 0);
     kernels_of(&K, kfn);
+    for (int t = 0; t < MAX_THREADS && graph_events; t++)
+        CK(drv.cuEventCreate(&evg[t], CU_EVENT_DISABLE_TIMING));
     if (ndevices > 1) {
         int n = 0;
         CK(drv.cuDeviceGetCount(&n));

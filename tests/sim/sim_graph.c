@@ -260,6 +260,55 @@ CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgr
     return add_node_api(phGraphNode, hGraph, dependencies, numDependencies, &w);
 }
 
+/* Event record and wait nodes built by the program (cuda.h: "each launch of
+ * the graph will record event"; "... will wait for event"): the same works
+ * as the nodes captured with CU_EVENT_RECORD_EXTERNAL / CU_EVENT_WAIT_EXTERNAL
+ * (sim_nodes.c), so resolved at each launch: a wait node waits for the
+ * event's latest record in the order of the calls that made it (eager
+ * records, graph launches with a record node), as of the cuGraphLaunch; a
+ * record node's record is the latest from that cuGraphLaunch on. */
+static CUresult event_node_add(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t ndeps, CUevent ev,
+                               int kind) {
+    CUresult rc = sim_require_ctx(NULL);
+    if (rc) return rc;
+    sim_event *e = sim_event_get(ev);
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    sim_work w = {.kind = kind};
+    w.u.ev.ev = e;
+    w.u.ev.gen = 0; /* a record's generation is set per launch (sim_nodes_graph_launched_locked) */
+    atomic_fetch_add(&e->refs, 1);
+    return add_node_api(ph, hg, deps, ndeps, &w); /* releases w on failure */
+}
+
+CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                   size_t numDependencies, CUevent event) {
+    return event_node_add(phGraphNode, hGraph, dependencies, numDependencies, event, W_EVENT);
+}
+
+CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                 size_t numDependencies, CUevent event) {
+    return event_node_add(phGraphNode, hGraph, dependencies, numDependencies, event, W_EVWAIT);
+}
+
+static CUresult event_node_get(CUgraphNode hNode, CUevent *out, CUgraphNodeType type) {
+    CUresult rc = sim_check_init();
+    if (rc) return rc;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    sim_work *w = sim_node_work_locked(hNode, type);
+    if (w) *out = (CUevent)w->u.ev.ev;
+    pthread_mutex_unlock(&g_mu);
+    return w ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
+    return event_node_get(hNode, event_out, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+}
+
+CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
+    return event_node_get(hNode, event_out, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+}
+
 /* The driver's list convention: fill `out` up to *cap (NULLs past n), set *cap to n. */
 static void node_list(CUgraphNode *out, size_t *cap, sim_node *const *in, int n) {
     if (out)

@@ -256,6 +256,10 @@ static void procs_init(void) {
     E(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode);
     E(cuGraphAddMemsetNode, 10000, cuGraphAddMemsetNode);
     E(cuGraphAddHostNode, 10000, cuGraphAddHostNode);
+    E(cuGraphAddEventRecordNode, 11010, cuGraphAddEventRecordNode);
+    E(cuGraphAddEventWaitNode, 11010, cuGraphAddEventWaitNode);
+    E(cuGraphEventRecordNodeGetEvent, 11010, cuGraphEventRecordNodeGetEvent);
+    E(cuGraphEventWaitNodeGetEvent, 11010, cuGraphEventWaitNodeGetEvent);
     E(cuGraphGetNodes, 10000, cuGraphGetNodes);
     E(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes);
     E(cuGraphNodeGetType, 10000, cuGraphNodeGetType);

@@ -1015,6 +1015,85 @@ static void test_graph_exec_serialised(void) {
     CK(cuMemFree(y));
 }
 
+/* A kernel node of f over 1 block of 32 threads (the launch1 shape). */
+static CUresult add_knode(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t nd, CUfunction f, void **a) {
+    CUDA_KERNEL_NODE_PARAMS p = {.func = f, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+                                 .blockDimY = 1, .blockDimZ = 1, .kernelParams = a};
+    return cuGraphAddKernelNode_v2(n, g, deps, nd, &p);
+}
+
+/* event record and wait nodes the program adds itself (cuGraphAddEvent*Node)
+ * are resolved at each launch: a wait node waits for the event's latest
+ * record as of the launch; a record node's record is the event's latest
+ * from the launch on (later waits and queries see it) */
+static void test_program_event_nodes(void) {
+    CUstream s1, s2;
+    CUevent e, got;
+    CUdeviceptr x, y;
+    uint32_t out[N];
+    CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAlloc(&x, N * 4));
+    CK(cuMemAlloc(&y, N * 4));
+    /* wait node -> y = 2 * x */
+    CUgraph gw;
+    CUgraphNode wn, kn;
+    uint32_t n = N, two = 2, zero = 0;
+    void *sa[] = {&y, &x, &two, &zero, &n};
+    CK(cuGraphCreate(&gw, 0));
+    CK(cuGraphAddEventWaitNode(&wn, gw, NULL, 0, e));
+    CK(add_knode(&kn, gw, &wn, 1, f_scale_add, sa));
+    CK(cuGraphEventWaitNodeGetEvent(wn, &got));
+    CHECK(got == e);
+    EXPECT_RC(cuGraphEventRecordNodeGetEvent(wn, &got), CUDA_ERROR_INVALID_VALUE);
+    CUgraphExec xw;
+    CK(cuGraphInstantiate(&xw, gw, 0));
+    for (uint32_t rep = 0; rep < 4; rep++) {
+        CK(k_sleep(s1, 2000));
+        CK(k_fill(s1, x, 5 + rep, N));
+        CK(cuEventRecord(e, s1));
+        CK(cuGraphLaunch(xw, s2));
+        CK(cuStreamSynchronize(s2));
+        CK(cuMemcpyDtoH(out, y, sizeof out));
+        CHECK(all_eq(out, N, 2 * (5 + rep)));
+    }
+    /* sleep -> x = 9 -> record node; a wait issued after the launch waits for it */
+    CUgraph gr;
+    CUgraphNode sn, fn, rn;
+    uint32_t us = 5000, nine = 9;
+    void *pa[] = {&us}, *fa[] = {&x, &nine, &n};
+    CK(cuGraphCreate(&gr, 0));
+    CK(add_knode(&sn, gr, NULL, 0, f_sleep, pa));
+    CK(add_knode(&fn, gr, &sn, 1, f_fill, fa));
+    CK(cuGraphAddEventRecordNode(&rn, gr, &fn, 1, e));
+    CK(cuGraphEventRecordNodeGetEvent(rn, &got));
+    CHECK(got == e);
+    CUgraphNodeType type;
+    CK(cuGraphNodeGetType(rn, &type));
+    CHECK(type == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+    CUgraphExec xr;
+    CK(cuGraphInstantiate(&xr, gr, 0));
+    CK(cuCtxSynchronize());
+    CK(cuGraphLaunch(xr, s1));
+    EXPECT_RC(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    CK(cuStreamWaitEvent(s2, e, 0));
+    CK(k_scale_add(s2, y, x, 2, 0, N));
+    CK(cuStreamSynchronize(s2));
+    CK(cuMemcpyDtoH(out, y, sizeof out));
+    CHECK(all_eq(out, N, 18));
+    CK(cuEventSynchronize(e));
+    CK(cuGraphExecDestroy(xw));
+    CK(cuGraphExecDestroy(xr));
+    CK(cuGraphDestroy(gw));
+    CK(cuGraphDestroy(gr));
+    CK(cuEventDestroy(e));
+    CK(cuStreamDestroy(s1));
+    CK(cuStreamDestroy(s2));
+    CK(cuMemFree(x));
+    CK(cuMemFree(y));
+}
+
 /* host functions, callbacks and stream-ordered allocation */
 static int g_host_hits;
 static void host_fn(void *ud) { __atomic_add_fetch((int *)ud, 1, __ATOMIC_SEQ_CST); }
@@ -1241,6 +1320,7 @@ int main(void) {
     run("fork_join_capture", test_fork_join_capture);
     run("capture_rules_and_fail_hooks", test_capture_rules_and_fail_hooks);
     run("graph_exec_serialised", test_graph_exec_serialised);
+    run("program_event_nodes", test_program_event_nodes);
     run("capture_observed_rules", test_capture_observed_rules);
     run("host_funcs_and_async_alloc", test_host_funcs_and_async_alloc);
     run("memory_goes_with_its_context", test_memory_goes_with_its_context);
