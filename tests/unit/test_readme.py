@@ -36,8 +36,8 @@ check("readme: .ci/run runs exactly README's test command (with --full)",
       ci_cmd == ["scripts/test --full"] and re.search(r"^scripts/test +#", first, re.M)
       and re.search(r"^scripts/test --full +#", first, re.M), str(ci_cmd))
 check("readme: the first 60 lines give the test commands' durations",
-      re.search(r"^scripts/test +# about \d+ minutes", first, re.M)
-      and re.search(r"^scripts/test --full +#.*about \d+ minutes", first, re.M))
+      re.search(r"^scripts/test +# about \d+(–\d+)? minutes", first, re.M)
+      and re.search(r"^scripts/test --full +#.*about \d+(–\d+)? minutes", first, re.M))
 check("readme: one CUDA minimum", set(re.findall(r"CUDA (1[0-9](?:\.[0-9])?) or newer", readme)) == {"12.4"},
       str(re.findall(r"CUDA (1[0-9](?:\.[0-9])?) or newer", readme)))
 results = re.search(r"^## Results\n(.*?)^## ", readme, re.S | re.M)
