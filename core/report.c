@@ -16,6 +16,8 @@
 #include "policy/options.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -276,8 +278,9 @@ static void collect_div(const enc_div_info *d, void *ctx) {
     keep_best(g_exit.divs, &g_exit.ndivs, sizeof *d, d, div_better);
 }
 
-/* The table, to ENCORE_REPORT_FILE if set (and it opens), else to the log fd. */
-static void print_table(int pid) {
+/* The table (or, quiet: the one line saying the process launched nothing), to
+ * ENCORE_REPORT_FILE if set (and it opens), else to the log fd. */
+static void print_table(int pid, int quiet) {
     int fd = enc_log_fd(), own = -1;
     if (enc_opt.report_file[0]) {
         char path[4096];
@@ -291,15 +294,49 @@ static void print_table(int pid) {
             fd = own;
         }
     }
-    enc_report_write_table(fd, &g_exit.summary, g_exit.seqs, g_exit.nseqs, g_exit.divs, g_exit.ndivs, pid,
-                           enc_opt.stats);
+    if (quiet) {
+        int n = snprintf(g_exit.line, sizeof g_exit.line,
+                         "encore report (pid %d, version %s): encore was loaded; this process launched no "
+                         "kernels, so there is nothing to report\n",
+                         pid, ENCORE_VERSION_STRING);
+        if (n > 0) enc_write_all(fd, g_exit.line, (unsigned long)n);
+    } else {
+        enc_report_write_table(fd, &g_exit.summary, g_exit.seqs, g_exit.nseqs, g_exit.divs, g_exit.ndivs, pid,
+                               enc_opt.stats);
+    }
     if (own >= 0) close(own);
 }
 
+/* Started by the launcher (scripts/encore sets _ENCORE_LAUNCHER_PID to the pid it execs as)? Only that
+ * process says it launched nothing: the helpers it starts (a shell's commands) stay silent. */
+static int launcher_process(int pid) {
+    const char *v = getenv("_ENCORE_LAUNCHER_PID");
+    return v && atoi(v) == pid;
+}
+
+static int g_reported; /* enc_report_at_exit ran */
+
+/* A process that never made a hooked call never started encore (it starts at
+ * the first one), so no exit handler reports (a started encore always does,
+ * before the library's destructors run): in the launcher's process, with
+ * a report asked for, say in one line that encore was loaded and nothing
+ * launched. Destructors run after the exit handlers: a started encore has
+ * reported by now. */
+__attribute__((destructor)) static void report_never_started(void) {
+    int pid = (int)getpid();
+    if (__atomic_load_n(&g_reported, __ATOMIC_ACQUIRE) || !launcher_process(pid)) return;
+    enc_options_init();
+    if (enc_opt.report || enc_opt.stats || enc_opt.report_file[0]) print_table(pid, 1);
+}
+
 void enc_report_at_exit(void) {
-    static int once;
-    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
-    if (!enc_stats_touched()) return; /* a helper process that never used CUDA: say nothing */
+    if (__atomic_exchange_n(&g_reported, 1, __ATOMIC_ACQ_REL)) return;
+    int want = enc_opt.report || enc_opt.stats || enc_opt.report_file[0];
+    if (!enc_stats_touched()) { /* a helper process that never used CUDA: say nothing, but for the launcher's */
+        int pid = (int)getpid();
+        if (want && launcher_process(pid)) print_table(pid, 1);
+        return;
+    }
 
     memset(&g_exit.summary, 0, sizeof g_exit.summary);
     g_exit.nseqs = g_exit.ndivs = 0;
@@ -308,7 +345,7 @@ void enc_report_at_exit(void) {
     enc_stats_foreach_divergence(collect_div, NULL);
     int pid = (int)getpid();
 
-    if (enc_opt.report || enc_opt.stats || enc_opt.report_file[0]) print_table(pid);
+    if (want) print_table(pid, 0);
 
     int lfd = enc_eventlog_fd(1);
     if (lfd >= 0) {

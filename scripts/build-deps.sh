@@ -1,13 +1,21 @@
 # shellcheck shell=bash
-# Sourced by scripts/demo and scripts/test: how both find what the build needs.
+# Sourced by scripts/demo and scripts/test: what the build needs, checked
+# without installing anything. xxhash.h needs no package: CMake falls back to
+# the copy in third_party/xxhash.
 
-# encore_have_xxhash [SYSTEM_DIRS]: is xxhash.h where CMake looks for it? In
-# the system include directories (colon-separated; default /usr/include and
-# /usr/local/include) or in CMAKE_INCLUDE_PATH.
-encore_have_xxhash() {
-    local d
-    local -a dirs
-    IFS=: read -r -a dirs <<<"${1-/usr/include:/usr/local/include}:${CMAKE_INCLUDE_PATH:-}"
-    for d in "${dirs[@]}"; do [[ -n $d && -f $d/xxhash.h ]] && return 0; done
-    return 1
+# encore_missing_tools: print the Debian/Ubuntu packages of the missing build
+# tools (cmake, make, a C compiler, python3), space-separated; nothing if none.
+encore_missing_tools() {
+    local -a need=()
+    command -v cmake >/dev/null || need+=(cmake)
+    command -v make >/dev/null || command -v ninja >/dev/null || need+=(make)
+    command -v "${CC:-cc}" >/dev/null || need+=(gcc)
+    command -v python3 >/dev/null || need+=(python3)
+    printf '%s' "${need[*]}"
+}
+
+# encore_have_cuda_headers [NVCC]: are the CUDA toolkit headers where CMake looks?
+encore_have_cuda_headers() {
+    [[ -f /usr/local/cuda/include/cudaTypedefs.h || -n "${CUDA_HOME:-}" || -n "${CUDA_PATH:-}" || -n "${1:-}" ]] ||
+        command -v nvcc >/dev/null
 }

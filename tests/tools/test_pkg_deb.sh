@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# pkg.deb_installs_and_runs_launcher: README's Debian lines, run as given:
-# `(cd build && cpack -G DEB)` in this build directory, then `dpkg -i` of the
-# package (as root: into the system, removed again afterwards; otherwise, or
-# when an encore package is installed already, unpacked with dpkg -x into a
-# temporary root); the installed `encore` runs a program on the simulated
-# driver and prints encore's report.
+# pkg.deb_installs_and_runs_launcher: README's Debian lines: `(cd build && cpack
+# -G DEB)` in this build directory, the package written into a private
+# directory (never into build/, where the user's own package may lie), then
+# unpacked with `dpkg -x` into a scratch root (never `dpkg -i`: the host's
+# package database is left alone, as root too); the unpacked `encore` runs a
+# program on the simulated driver and prints encore's report. Checks the
+# package's contents: the licence as its copyright file, python3 among its
+# dependencies (encore-log-summary), a stripped library.
 # Usage: test_pkg_deb.sh SOURCE-ROOT BUILD-DIR SIM-DIR PROGRAM VERSION
 set -u
 root=$1 build=$2 sim=$3 prog=$4 version=$5
@@ -20,39 +22,31 @@ command -v dpkg-deb >/dev/null || skip "no dpkg-deb here (not Debian/Ubuntu)"
 command -v cpack >/dev/null || skip "no cpack"
 
 tmp=$(mktemp -d /tmp/encore-deb-test.XXXXXX)
-installed=0
-cleanup() {
-    [ $installed = 1 ] && dpkg -r encore >/dev/null 2>&1
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ln -s "$build" "$tmp/build"
-rm -f "$build"/encore_*.deb
-# physical cd: cpack may re-run CMake's configure check, which must see the
-# build directory's own path, not the link's (it would rewrite the cache)
-out=$(set -o physical && cd "$tmp" && eval "$PACK_LINE" 2>&1)
-check "deb: '$PACK_LINE' writes the package" "$?" "$out"
-deb=$(ls "$build"/encore_*.deb 2>/dev/null | head -1)
+trap 'rm -rf "$tmp"' EXIT
+# README's line, with the package directory moved out of build/ (-B)
+out=$(cd "$build" && cpack -G DEB -B "$tmp/out" 2>&1)
+check "deb: '$PACK_LINE' (with -B DIR) writes the package" "$?" "$out"
+deb=$(ls "$tmp"/out/encore_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || { finish; exit 1; }
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 list=$(dpkg-deb -c "$deb")
-for f in ./usr/bin/encore ./usr/lib/"$ma"/libencore.so ./usr/share/doc/encore/README.md; do
-    grep -q " $f\$" <<<"$list" || fail "deb: the package has $f" "$list"
+missing=""
+for f in ./usr/bin/encore ./usr/bin/encore-log-summary ./usr/lib/"$ma"/libencore.so \
+         ./usr/share/doc/encore/README.md ./usr/share/doc/encore/copyright; do
+    grep -q " $f\$" <<<"$list" || missing="$missing $f"
 done
-ok "deb: the package holds /usr/bin/encore, /usr/lib/$ma/libencore.so, /usr/share/doc/encore/README.md"
+check "deb: the package holds the launcher, the log reader, the library, README and copyright" \
+    "$([ -z "$missing" ]; echo $?)" "missing:$missing"
+depends=$(dpkg-deb -f "$deb" Depends)
+check "deb: python3 (for encore-log-summary) is a dependency" "$(grep -Eq '(^|, )python3($|[ ,])' <<<"$depends"; echo $?)" "$depends"
 
-if [ "$(id -u)" = 0 ] && ! dpkg -s encore >/dev/null 2>&1; then
-    line=$DPKG_LINE
-    command -v sudo >/dev/null || line=${line#sudo }
-    out=$(cd "$tmp" && eval "$line" 2>&1)
-    rc=$?
-    [ $rc = 0 ] && installed=1
-    check "deb: '$line' installs it" "$rc" "$out"
-    check "deb: encore is on PATH" "$([ "$(command -v encore)" = /usr/bin/encore ]; echo $?)" "$(command -v encore)"
-    run_installed "deb (dpkg -i)" encore
-else
-    dpkg -x "$deb" "$tmp/root"
-    check "deb: dpkg -x unpacks it into a clean root (not root, or encore installed already)" "$?"
-    run_installed "deb (dpkg -x)" "$tmp/root/usr/bin/encore"
+dpkg -x "$deb" "$tmp/root"
+check "deb: dpkg -x unpacks it into a scratch root" "$?"
+check "deb: the copyright file is LICENSE" "$(cmp -s "$root/LICENSE" "$tmp/root/usr/share/doc/encore/copyright"; echo $?)"
+lib="$tmp/root/usr/lib/$ma/libencore.so"
+if command -v readelf >/dev/null; then
+    check "deb: the library is stripped (no debug sections)" \
+        "$(! readelf -S "$lib" | grep -Eq '\.debug_|\.symtab'; echo $?)" "$(readelf -S "$lib" | grep -E 'debug|symtab')"
 fi
+run_installed "deb (dpkg -x)" "$tmp/root/usr/bin/encore"
 finish

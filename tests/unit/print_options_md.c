@@ -1,7 +1,9 @@
 /* Print the options table (policy/options.h) as the markdown that README.md
  * holds between <!-- options:begin --> and <!-- options:end -->.
  * scripts/update-readme-options rewrites that section with this output, and
- * the unit.readme_options test checks that README.md matches it. */
+ * the unit.readme_options test checks that README.md matches it. With --tsv:
+ * one line per option (variable, type, default, help; tab-separated), from
+ * which the same script generates scripts/encore's flags. */
 #include "policy/options.h"
 
 #include <stdio.h>
@@ -28,9 +30,20 @@ static void cell(const char *s)
     }
 }
 
-int main(void)
+static const char *const type_names[] = {"bool", "integer", "duration", "text", "level"};
+
+int main(int argc, char **argv)
 {
     enc_options_parse(NULL, NULL); /* defaults only */
+    if (argc > 1 && strcmp(argv[1], "--tsv") == 0) {
+        for (int i = 0; i < enc_option_count; i++) {
+            char def[ENC_OPT_STRLEN + 16];
+            enc_option_format(i, def, sizeof def);
+            printf("%s\t%s\t%s\t%s\n", enc_option_table[i].env, type_names[enc_option_table[i].type], def,
+                   enc_option_table[i].help);
+        }
+        return 0;
+    }
     puts("| Variable | Type | Default | Accepted values | What it does |");
     puts("|---|---|---|---|---|");
     for (int i = 0; i < enc_option_count; i++) {

@@ -90,6 +90,15 @@ launcher=$launcher_saved
 
 run -- --lib "$lib" -- no-such-program-xyz
 check "launcher: program not found -> exit 127" "$([ $rc -eq 127 ] && grep -q "no-such-program-xyz: program not found" <<<"$out"; echo $?)" "rc=$rc $out"
+run -- --lib "$lib" -- "$tmp/no-such-dir/prog"
+check "launcher: a path that does not exist -> exit 127" "$([ $rc -eq 127 ] && grep -q "prog: program not found" <<<"$out"; echo $?)" "rc=$rc $out"
+echo 'not a program' >"$tmp/plain.txt"
+run -- --lib "$lib" -- "$tmp/plain.txt"
+check "launcher: a file that is not executable -> exit 126, 'not executable'" \
+    "$([ $rc -eq 126 ] && grep -q "plain.txt: not executable$" <<<"$out"; echo $?)" "rc=$rc $out"
+run -- --lib "$lib" -- "$tmp"
+check "launcher: a directory -> exit 126, 'not executable (a directory)'" \
+    "$([ $rc -eq 126 ] && grep -q "not executable (a directory)" <<<"$out"; echo $?)" "rc=$rc $out"
 
 # --- exit status and arguments pass through ----------------------------------------------
 for code in 0 1 7 42 255; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of scripts/test and scripts/demo that run no build: usage, the shared
-# xxhash.h lookup, and the flags scripts/test configures with (a stand-in
-# cmake records them). Usage: test_scripts.sh [source root]
+# check of the build tools (it names what is missing and installs nothing),
+# and the flags scripts/test configures with (a stand-in cmake records them). Usage: test_scripts.sh [source root]
 # Prints one line per behaviour and "N passed, N failed".
 set -u
 root=${1:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)}
@@ -21,27 +21,36 @@ run() { out=$(cd "$tmp" && env PATH="$tmp/bin:$PATH" CUDA_HOME=/nonexistent "$@"
 
 run "$tmp/src/scripts/test" --help
 check "scripts/test --help: usage, exit 0, builds nothing" \
-    "$([ $rc -eq 0 ] && grep -q -- "--quick" <<<"$out" && [ ! -s "$tmp/cmake.args" ]; echo $?)" "rc=$rc $out"
+    "$([ $rc -eq 0 ] && grep -q -- "--full" <<<"$out" && [ ! -s "$tmp/cmake.args" ]; echo $?)" "rc=$rc $out"
 run "$tmp/src/scripts/test" --quik
 check "scripts/test with an unknown flag: exit 2 naming it, builds nothing" \
     "$([ $rc -eq 2 ] && grep -q -- "unknown argument '--quik'" <<<"$out" && [ ! -s "$tmp/cmake.args" ]; echo $?)" "rc=$rc $out"
-run "$tmp/src/scripts/test" --quick
+run "$tmp/src/scripts/test"
 check "scripts/test configures with warnings as errors (-DENCORE_WERROR=ON)" \
     "$(grep -q -- "-B build .*-DENCORE_WERROR=ON" "$tmp/cmake.args"; echo $?)" "cmake args: $(cat "$tmp/cmake.args") out: $out"
 
-# One xxhash.h lookup for both scripts: the system directories and CMAKE_INCLUDE_PATH.
+# The build tools: missing ones are named with their package, nothing is installed.
 # shellcheck source=scripts/build-deps.sh
 . "$root/scripts/build-deps.sh"
-touch "$tmp/inc/xxhash.h"
-check "build-deps: xxhash.h found through CMAKE_INCLUDE_PATH" \
-    "$(CMAKE_INCLUDE_PATH="$tmp/nothing:$tmp/inc" encore_have_xxhash "$tmp/empty"; echo $?)"
-check "build-deps: xxhash.h found in a system directory" "$(CMAKE_INCLUDE_PATH= encore_have_xxhash "$tmp/inc"; echo $?)"
-check "build-deps: xxhash.h missing everywhere" "$(! CMAKE_INCLUDE_PATH="$tmp/empty" encore_have_xxhash "$tmp/empty"; echo $?)"
-for s in test demo; do
-    check "scripts/$s looks for xxhash.h through build-deps.sh" \
-        "$(grep -q '^\. scripts/build-deps.sh' "$root/scripts/$s" && grep -q 'encore_have_xxhash ||' "$root/scripts/$s" &&
-           ! grep -q '/usr/include/xxhash.h' "$root/scripts/$s"; echo $?)"
+check "build-deps: nothing missing here" "$([ -z "$(encore_missing_tools)" ]; echo $?)" "$(encore_missing_tools)"
+check "build-deps: a missing compiler and cmake are named as packages" \
+    "$([ "$(CC=no-such-cc PATH=/nonexistent encore_missing_tools)" = "cmake make gcc python3" ]; echo $?)" \
+    "$(CC=no-such-cc PATH=/nonexistent encore_missing_tools)"
+mkdir -p "$tmp/nocmake"
+for t in cc make python3 bash sed id nproc dirname mkdir cat; do
+    p=$(command -v "$t") && ln -sf "$p" "$tmp/nocmake/$t"
 done
+out=$(cd "$tmp" && env PATH="$tmp/nocmake" "$tmp/src/scripts/test" 2>&1)
+rc=$?
+check "scripts/test without cmake: exit 2 naming it, installs nothing" \
+    "$([ $rc -eq 2 ] && grep -q "please install: cmake" <<<"$out"; echo $?)" "rc=$rc $out"
+for s in test demo; do
+    check "scripts/$s checks the tools through build-deps.sh and never runs apt-get" \
+        "$(grep -q '^\. scripts/build-deps.sh' "$root/scripts/$s" && grep -q 'encore_missing_tools' "$root/scripts/$s" &&
+           ! grep -q 'apt-get install -y' "$root/scripts/$s"; echo $?)"
+done
+check ".ci/run runs README's test command with --full" \
+    "$(grep -q '^exec scripts/test --full$' "$root/.ci/run" && grep -q '^scripts/test --full' "$root/README.md"; echo $?)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
