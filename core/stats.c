@@ -122,6 +122,13 @@ void enc_stats_snapshot(enc_summary *s) {
         s->launches_unrecorded += RD(launches_unrecorded);
         s->switched_off += RD(switched_off);
         s->launches_passive += RD(launches_passive);
+        s->graphs_replayed += RD(graphs_replayed);
+        s->captures_given_up += RD(captures_given_up);
+        s->captures_refused += RD(captures_refused);
+        s->launch_ns += RD(launch_ns);
+        s->launch_samples += RD(launch_samples);
+        s->replay_ns += RD(replay_ns);
+        s->capture_ns += RD(capture_ns);
         for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);
 #undef RD
     }
@@ -131,6 +138,8 @@ void enc_stats_snapshot(enc_summary *s) {
     s->graphs_evicted = __atomic_load_n(&g_evicted, __ATOMIC_RELAXED);
     s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);
     s->disabled = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);
+    s->captured_never_replayed = s->graphs_captured > s->graphs_replayed ? s->graphs_captured - s->graphs_replayed : 0;
+    enc_stats_time(s);
 }
 
 /* ---- sequences and divergence reasons ------------------------------------ */
