@@ -275,13 +275,13 @@ typedef struct enc_stream_state {
         uint64_t ends_ns;
     } sample;
 
-    /* Learning that does not pay (core/rest.c): a window of launches, its holds
-     * that ended in a replay, its sequences learnt and how many of them had come
-     * before. While rest_left > 0 (atomic: taken without the lock) launches
-     * pass through unrecorded. */
+    /* Learning that does not pay (core/rest.c): a window of launches, its holds that ended in a replay, its
+     * sequences learnt and how many of them had come before; acct and launches when it began, windows in a row
+     * whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through unrecorded. */
     uint32_t win_launches, win_len, win_replays, win_seqs, win_recur;
+    uint64_t win_acct0[ENC_ACCT_COUNT + 1];
     int32_t rest_left;
-    uint8_t rest_shift;
+    uint8_t rest_shift, win_neg;
 
     /* A released launch failed (not stickily): the next call that observes
      * the stream returns this instead of CUDA_SUCCESS (failure.c). */

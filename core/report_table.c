@@ -224,7 +224,7 @@ static void time_rows(enc_bw *b, const enc_summary *s) {
              fmt_count(s->captured_never_replayed, (char[32]){0}));
     ms_row(b, "  captures and instantiations", -(double)s->capture_ns, how);
     ms_row(b, "  holds that did not replay", -(double)s->held_unpaid_ns, "(launches kept from the GPU)");
-    ms_row(b, "  recording launches", -(double)s->recording_ns, "(encore's time per held launch x launches recorded)");
+    ms_row(b, "  recording launches", -(double)s->recording_ns, "(encore's time recording one x launches recorded)");
     stream_rows(b, s);
     ms_row(b, "balance", (double)s->time_balance_ns,
            s->time_balance_ns > 0  ? "encore saved time"

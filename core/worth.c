@@ -5,8 +5,9 @@
  * of one (the driver's time in sampled eager launches). Lost: the measured
  * time of graph launches and patches, of captures and instantiations, the
  * time launches were held in holds that did not replay (the GPU may have
- * idled), and encore's time recording launches (the sampled time per held
- * launch, for every launch recorded). Read once, at the report. */
+ * idled), and encore's time recording launches (its sampled time recording
+ * one, for every launch recorded). Read at the report, and by rest.c at the
+ * end of each window of a stream's launches (enc_window_lost_time). */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -51,7 +52,9 @@ static void by_stream(enc_summary *s, uint64_t per_launch, uint64_t per_held) {
 
 void enc_stats_time(enc_summary *s) {
     s->per_launch_ns = s->launch_samples ? s->launch_ns / s->launch_samples : 0;
-    uint64_t per_held = s->deferred_samples ? s->deferred_ns / s->deferred_samples : 0;
+    uint64_t per_held = s->record_samples     ? s->record_ns / s->record_samples
+                        : s->deferred_samples ? s->deferred_ns / s->deferred_samples
+                                              : 0;
     uint64_t not_recorded = s->launches_unrecorded + s->launches_passive + s->eager_by[ENC_EAGER_FIRST] +
                             s->eager_by[ENC_EAGER_LEFT_ALONE] + s->eager_by[ENC_EAGER_OPAQUE];
     uint64_t recorded = s->launches_seen > not_recorded ? s->launches_seen - not_recorded : 0;
@@ -60,4 +63,17 @@ void enc_stats_time(enc_summary *s) {
     s->time_lost_ns = s->replay_ns + s->capture_ns + s->held_unpaid_ns + s->recording_ns;
     s->time_balance_ns = balance(s->time_saved_ns, s->time_lost_ns);
     by_stream(s, s->per_launch_ns, per_held);
+}
+
+int enc_window_lost_time(const enc_stream_state *st) {
+    const enc_tstats *t = enc_tstats_get();
+    if (!t || !t->launch_samples || !t->record_samples) return 0;
+    uint64_t per_launch = t->launch_ns / t->launch_samples, per_held = t->record_ns / t->record_samples;
+    uint64_t d[ENC_ACCT_COUNT];
+    for (int i = 0; i < ENC_ACCT_COUNT; i++) d[i] = st->acct[i] - st->win_acct0[i];
+    uint64_t recorded = (uint32_t)(st->sample_clock - (uint32_t)st->win_acct0[ENC_ACCT_COUNT]);
+    uint64_t saved = d[ENC_ACCT_REPLAYED] * per_launch;
+    uint64_t lost = d[ENC_ACCT_REPLAY_NS] + d[ENC_ACCT_CAPTURE_NS] + d[ENC_ACCT_UNPAID_NS] + recorded * per_held;
+    if (d[ENC_ACCT_CAPTURE_NS] && !d[ENC_ACCT_REPLAYED]) return 0; /* captured, not replayed yet: an investment */
+    return saved < lost;
 }

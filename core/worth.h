@@ -16,4 +16,7 @@ void enc_capture_paid(enc_store *s, uint32_t node);
  * captured there never replayed; `skip`: captures refused before the next try. */
 void enc_event_capture_given_up(const enc_layout *L, uint32_t unpaid, uint32_t caps, uint32_t skip);
 
+/* Did st's window (since new_window in rest.c) lose host time? (this thread's measures; 0 if not measured) */
+int enc_window_lost_time(const enc_stream_state *st);
+
 #endif
