@@ -315,12 +315,15 @@ static void notes(enc_bw *b, const enc_summary *s) {
         "some captures failed; those sequences run eagerly (ENCORE_LOG has the CUDA errors)",
         "held launches diverged more often than graphs replayed; the reasons above show which kernels vary "
         "(ENCORE_EXCLUDE keeps a kernel out of capture)",
+        "most sequences had fewer than two kernels (one kernel between event operations, as JAX issues op by op): "
+        "a graph of them saves nothing, so they ran eagerly",
     };
     const int when[] = {
         s->disabled,
         s->launches_seen > 0 && s->graphs_captured == 0,
         s->capture_failures > 0,
         s->graphs_captured > 0 && s->divergences > s->graph_launches,
+        s->learnt[ENC_LEARN_UNDER_TWO] * 2 > s->launches_seen - s->launches_replayed && s->launches_seen > 0,
     };
     int noted = 0;
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
