@@ -397,7 +397,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
                   "differs from encore's capture stream's: it runs eagerly");
         return;
     }
-    if (!enc_capture_admits(st)) return;     /* its start's graphs did not replay: later */
+    if (!enc_capture_admits(st)) return;     /* graphs of its structure did not replay */
     if (!enc_reclaim_graph_room(st)) return; /* try again next time */
     enc_graph *g = copy_sequence(&st->seq);
     if (!g) return;

@@ -21,7 +21,9 @@
  * the measured cost of an eager launch, less what its replays, captures,
  * holds in vain and recording cost) rests too, after NEG_WINDOWS such windows
  * in a row, whether it replays or learns: a sequence whose kernels recur with
- * arguments that never come again keeps a stream "learning" for ever.
+ * arguments that never come again keeps a stream "learning" for ever. A
+ * window that captured a graph and replayed nothing yet is an investment,
+ * not a loss; one that replayed but lost time does not forget the back-off.
  *
  * The first window is longer (REST_FIRST_WINDOW): a loop whose body has up to
  * about a third of it in launches replays within it (seen twice, captured,
@@ -89,7 +91,7 @@ int enc_rest_note_launch(enc_stream_state *st) {
     if (pays || learning || st->held) {
         /* a window does not end inside a hold: it is judged again at the
          * next launch that finds none */
-        if (pays) st->rest_shift = 0; /* the next rest, if any, is short again */
+        if (pays && !lost) st->rest_shift = 0; /* the next rest, if any, is short again */
         if (pays || learning) new_window(st, REST_FIRST_WINDOW);
         return 0;
     }
