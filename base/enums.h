@@ -62,6 +62,7 @@ enum enc_learn_outcome {
     ENC_LEARN_STRUCTURE,  /* only its structure came again (other arguments): counted for a patchable graph */
     ENC_LEARN_GIVEN_UP,   /* it came again, but its candidate is never captured (failed, or not patchable) */
     ENC_LEARN_NO_SLOT,    /* the candidate table had no slot for it */
+    ENC_LEARN_UNDER_TWO,  /* fewer than two kernels (stream operations, one kernel): a graph saves nothing */
     ENC_LEARN_OUTCOME_COUNT
 };
 

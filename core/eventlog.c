@@ -4,7 +4,7 @@
  * appended with one write(2) each (O_APPEND), so several threads and several
  * processes may share a file. Every line has
  *   "event"  one of start, capture, capture_failure, divergence, evict,
- *            hold_given_up, hold_resumed, warning, summary
+ *            hold_given_up, hold_resumed, capture_given_up, warning, summary
  *   "time"   Unix time in seconds (microsecond resolution)
  *   "pid"    the process that wrote it
  * and then, per event:
@@ -32,6 +32,9 @@
  *                    "replayed" (of the last "holds" there), "skip"
  *                    (sequences run eagerly there before the next try)
  *   hold_resumed     "first_kernel", "why" (back-off | new graph)
+ *   capture_given_up the same fields as hold_given_up, of captures: "replayed"
+ *                    (of the "holds" graphs captured there), "skip" (captures
+ *                    refused there before the next try)
  *   warning          "message" (the text printed on stderr, no prefix)
  *   summary          the numbers of the report table (written by
  *                    core/report.c, one list of fields for both):

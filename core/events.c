@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/worth.h"
 #include "core/report.h"
 
 uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint64_t capture_ns, uint64_t instantiate_ns) {
@@ -62,6 +63,14 @@ void enc_event_hold_resumed(const enc_layout *L, const char *why) {
     const char *name = L ? L->name : NULL;
     enc_report_event_hold("hold_resumed", name, 0, 0, 0, why);
     ENC_DEBUG("holding at sequences starting with %s tried again (%s)", name ? name : "-", why);
+}
+
+void enc_event_capture_given_up(const enc_layout *L, uint32_t unpaid, uint32_t caps, uint32_t skip) {
+    const char *name = L ? L->name : NULL;
+    enc_report_event_hold("capture_given_up", name, caps - unpaid, caps, skip, NULL);
+    ENC_DEBUG("capturing at sequences starting with %s given up (%u of its %u graphs never replayed); the next %u "
+              "captures due there are refused",
+              name ? name : "-", unpaid, caps, skip);
 }
 
 void enc_event_disabled(const char *why) {

@@ -21,10 +21,12 @@
  * again (at once when it captures a new graph). ENCORE_HOLD_RULE=0 holds
  * wherever a graph's sequence begins, as before the rule. The state lives in
  * the trie nodes (enc_trie_node); compacting the trie starts it afresh.
+ * Captures that never replay are given up the same way (below).
  * Everything here runs with the stream's mutex held. */
 #define _GNU_SOURCE
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/worth.h"
 #include "policy/options.h"
 
 #define HOLD_FAILS_MAX 4     /* holds in a row without a replay: give up */
@@ -64,8 +66,9 @@ void enc_hold_outcome(enc_stream_state *st, int replayed) {
         ENC_TSTAT_ADD(holds_replayed, 1);
         st->win_replays++; /* the stream's learning pays (rest.c) */
     } else {
-        uint64_t now = enc_now_ns();
-        ENC_TSTAT_ADD(held_unpaid_ns, now > st->held_since ? now - st->held_since : 0);
+        uint64_t now = enc_now_ns(), held = now > st->held_since ? now - st->held_since : 0;
+        ENC_TSTAT_ADD(held_unpaid_ns, held);
+        ENC_ACCT_ADD(st, ENC_ACCT_UNPAID_NS, held);
     }
     uint32_t start = st->hold_start;
     if (!enc_opt.hold_rule || start == ENC_TRIE_ROOT || start >= st->store.nnodes) return;
@@ -97,4 +100,69 @@ void enc_hold_new_graph(enc_store *s, uint32_t node) {
     t->hold_hist = 0;
     t->hold_n = 0;
     t->hold_backoff = 0;
+}
+
+/* ---- captures that never replay ---------------------------------------------------
+ * The same back-off for capturing, kept at the trie node where the captured
+ * sequences end (their structure: kernels and configurations): where
+ * CAP_UNPAID_MAX graphs were captured that have not replayed yet, and more
+ * than one in CAP_UNPAID_SHARE of the graphs captured there, the next
+ * BACKOFF_FIRST << k captures due there are refused (a sequence due for
+ * capture that comes again is one more), then one is made; the first replay
+ * of a graph there, when fewer than CAP_UNPAID_MAX remain unreplayed, forgets
+ * the back-off. Sequences of one structure whose arguments never come again
+ * the same way (new buffers every step and no patching, say) so stop paying
+ * for captures that never replay, while a long loop body, whose sequences
+ * differ in structure, is captured whole before any of it replays. */
+#define CAP_UNPAID_MAX 4
+#define CAP_UNPAID_SHARE 8
+
+/* The trie node where st's open sequence ends, or ENC_NO_NODE (no graph of its structure). */
+static uint32_t sequence_node(const enc_stream_state *st) {
+    uint32_t node = ENC_TRIE_ROOT;
+    for (uint32_t i = 0; i < st->seq.n && node != ENC_NO_NODE; i++)
+        node = enc_store_child(&st->store, node, st->seq.recs[i].sfp);
+    return node;
+}
+
+int enc_capture_admits(enc_stream_state *st) {
+    if (!enc_opt.hold_rule || st->seq.n == 0) return 1;
+    uint32_t node = sequence_node(st);
+    if (node == ENC_NO_NODE) return 1;
+    enc_trie_node *t = &st->store.nodes[node];
+    if (t->cap_skip) {
+        if (--t->cap_skip == 0) return 1; /* a probe */
+        ENC_TSTAT_ADD(captures_refused, 1);
+        return 0;
+    }
+    if (t->cap_unpaid < CAP_UNPAID_MAX || (uint32_t)t->cap_unpaid * CAP_UNPAID_SHARE < t->caps) return 1;
+    uint32_t k = t->cap_backoff < BACKOFF_MAX_SHIFT ? t->cap_backoff : BACKOFF_MAX_SHIFT;
+    t->cap_skip = BACKOFF_FIRST << k;
+    if (t->cap_backoff < 255) t->cap_backoff++;
+    ENC_TSTAT_ADD(captures_given_up, 1);
+    ENC_TSTAT_ADD(captures_refused, 1);
+    enc_event_capture_given_up(st->seq.recs[0].L, t->cap_unpaid, t->caps, t->cap_skip);
+    return 0;
+}
+
+void enc_capture_note(enc_store *s, uint32_t node) {
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return;
+    enc_trie_node *t = &s->nodes[node];
+    if (t->caps == UINT16_MAX) { /* keep the share, forget the oldest */
+        t->caps /= 2;
+        t->cap_unpaid /= 2;
+    }
+    t->caps++;
+    t->cap_unpaid++;
+}
+
+void enc_capture_paid(enc_store *s, uint32_t node) {
+    ENC_TSTAT_ADD(graphs_replayed, 1);
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT || node >= s->nnodes) return;
+    enc_trie_node *t = &s->nodes[node];
+    if (t->cap_unpaid) t->cap_unpaid--;
+    if (t->cap_unpaid < CAP_UNPAID_MAX) {
+        t->cap_skip = 0;
+        t->cap_backoff = 0;
+    }
 }

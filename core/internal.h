@@ -178,14 +178,15 @@ typedef struct enc_trie_node {
     unsigned grid[3], block[3], smem;
     enc_graph *graphs; /* graphs whose sequence ends here */
     uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
-    /* The hold rule (hold.c), kept at the root's children (where holds
-     * start): the last holds from here, and whether holding here was given
-     * up (hold_skip: sequences still to begin here eagerly before trying again). */
+    /* hold.c: the hold rule at the root's children (where holds start): the last holds, and sequences to begin
+     * here eagerly before trying again (hold_skip); the capture rule where graphs end (cap_*). */
     uint32_t hold_skip;
-    uint8_t hold_fails;   /* holds in a row that did not replay */
-    uint8_t hold_hist;    /* the last holds, newest in bit 0: 1 replayed */
-    uint8_t hold_n;       /* holds in hold_hist (at most 8) */
-    uint8_t hold_backoff; /* times given up (the back-off's exponent) */
+    uint8_t hold_fails;                     /* holds in a row that did not replay */
+    uint8_t hold_hist;                      /* the last holds, newest in bit 0: 1 replayed */
+    uint8_t hold_n;                         /* holds in hold_hist (at most 8) */
+    uint8_t hold_backoff;                   /* times given up (the back-off's exponent) */
+    uint16_t caps, cap_unpaid, cap_backoff; /* graphs captured, not replayed yet; the back-off's exponent */
+    uint32_t cap_skip;                      /* captures still to refuse */
 } enc_trie_node;
 
 enum enc_cand_state {
@@ -254,9 +255,8 @@ typedef struct enc_stream_state {
     CUstream side;
     int join_pending; /* atomic: read without the lock */
 
-    /* Its attributes differ from encore's capture stream's in one a graph
-     * launch does not take from the stream (enc_stream_check_attrs): its
-     * launches run eagerly. attr_gen: enc_attr_gen when last checked. */
+    /* Its attributes differ from encore's capture stream's in one a graph launch does not take from the
+     * stream (enc_stream_check_attrs): its launches run eagerly. attr_gen: enc_attr_gen when last checked. */
     int attrs_differ;
     uint32_t attr_gen;
     /* It has graphs with node priorities whose other nodes run at the capture
@@ -268,7 +268,8 @@ typedef struct enc_stream_state {
     uint32_t node;       /* the trie node the held launches reached */
     uint32_t hold_start; /* the root's child the hold started at (hold.c) */
     uint64_t held_since;
-    uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
+    uint32_t sample_clock;         /* launches, for timing one in ENC_SAMPLE_EVERY */
+    uint64_t acct[ENC_ACCT_COUNT]; /* its time estimate's measured inputs (stats.h); atomic */
     /* The launch being timed (launch.c): the sequence ends it causes, timed apart. */
     struct {
         int on;
@@ -276,13 +277,13 @@ typedef struct enc_stream_state {
         uint64_t ends_ns;
     } sample;
 
-    /* Learning that does not pay (core/rest.c): a window of launches, its holds
-     * that ended in a replay, its sequences learnt and how many of them had come
-     * before. While rest_left > 0 (atomic: taken without the lock) launches
-     * pass through unrecorded. */
+    /* Learning that does not pay (core/rest.c): a window of launches, its holds that ended in a replay, its
+     * sequences learnt and how many of them had come before; acct and launches when it began, windows in a row
+     * whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through unrecorded. */
     uint32_t win_launches, win_len, win_replays, win_seqs, win_recur;
+    uint64_t win_acct0[ENC_ACCT_COUNT + 1];
     int32_t rest_left;
-    uint8_t rest_shift;
+    uint8_t rest_shift, win_neg;
 
     /* A released launch failed (not stickily): the next call that observes
      * the stream returns this instead of CUDA_SUCCESS (failure.c). */
@@ -494,10 +495,9 @@ void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why
 void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note);
 
 /* ---- hold.c: hold only where holding pays ------------------------------------------ */
-
-/* A hold that ends without a replay costs (the GPU may idle while launches
- * wait); a start (a root child of the trie) whose holds keep ending so is
- * given up for a while: launches that would begin a hold there run eagerly. */
+/* A hold that ends without a replay costs (the GPU may idle while launches wait); a start (a root child of
+ * the trie) whose holds keep ending so is given up for a while: launches that would begin a hold there run
+ * eagerly. (The capture rule, core/worth.h, gives up captures that never replay.) */
 int enc_hold_skip_slow(enc_stream_state *st, uint32_t start);
 /* May a hold start at root child `start` now? (counts a sequence seen there while given up) */
 static inline int enc_hold_admits(enc_stream_state *st, uint32_t start) {

@@ -17,6 +17,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/worth.h"
 #include "core/names.h"
 #include "core/nvtx.h"
 #include "policy/options.h"
@@ -350,6 +351,7 @@ static void keep_graph(enc_stream_state *st, enc_candidate *c, enc_graph *g, uin
     g->cand_hash = c->hash;
     enc_store_add_graph(&st->store, g);
     c->state = ENC_CAND_CAPTURED;
+    enc_capture_note(&st->store, g->node);
     g->id = enc_event_graph_captured(g->len, g->recs, capture_ns, instantiate_ns);
 }
 
@@ -396,6 +398,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
                   "differs from encore's capture stream's: it runs eagerly");
         return;
     }
+    if (!enc_capture_admits(st)) return;     /* graphs of its structure did not replay */
     if (!enc_reclaim_graph_room(st)) return; /* try again next time */
     enc_graph *g = copy_sequence(&st->seq);
     if (!g) return;
@@ -412,6 +415,8 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
     enc_nvtx_end();
     pthread_rwlock_unlock(&capture_rw);
     uint64_t t2 = enc_now_ns();
+    ENC_TSTAT_ADD(capture_ns, t2 - t0);
+    ENC_ACCT_ADD(st, ENC_ACCT_CAPTURE_NS, t2 - t0);
     if (what) {
         c->state = ENC_CAND_NEVER; /* never again for this sequence */
         capture_failed(what, r);
@@ -448,6 +453,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     int never = st->sparse                                ? ENC_LEARN_LEFT_ALONE
                 : seq->poisoned                           ? ENC_LEARN_UNRECORDED
                 : seq->n < (uint32_t)enc_opt.min_sequence ? ENC_LEARN_SHORT
+                : seq->n - seq->nops < 2                  ? ENC_LEARN_UNDER_TWO
                                                           : -1;
     if (never >= 0) { /* not a candidate (a replayed one is not counted as learning) */
         if (!seq->fully_replayed) learnt((enum enc_learn_outcome)never);

@@ -20,6 +20,7 @@
 #include "base/driver.h"
 #include "base/log.h"
 #include "core/internal.h"
+#include "core/worth.h"
 #include "core/nvtx.h"
 #include "policy/options.h"
 
@@ -184,6 +185,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
     int op_failed = 0;
+    uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
     CUresult r = patch ? patch_nodes(st, g, &op_failed) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         enc_stream_end_issue(st, pushed, side);
@@ -206,8 +208,11 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         enc_store_drop_graph(&st->store, g, 0);
         return 0;
     }
-    g->hits++;
+    if (g->hits++ == 0) enc_capture_paid(&st->store, g->node);
     g->last_used = enc_now_ns();
+    ENC_TSTAT_ADD(replay_ns, g->last_used - t0);
+    ENC_ACCT_ADD(st, ENC_ACCT_REPLAY_NS, g->last_used - t0);
+    ENC_ACCT_ADD(st, ENC_ACCT_REPLAYED, st->seq.n - st->seq.nops);
     st->seq.replayed_by_patch = patch;
     enc_event_graph_hit(g, st->seq.n - st->seq.nops, patch);
     if (g->nops) enc_nodes_note_replay();

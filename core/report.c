@@ -50,13 +50,14 @@ static const char *const eager_labels[ENC_EAGER_REASON_COUNT] = {
     "learning (no graph here yet)", "held, then released", "diverging launch", "first launch of a kernel",
     "stream left alone (MAX_GAP)",  "stream resting",      "not recordable",   "switched off / no state",
 };
-static const char *const learn_keys[ENC_LEARN_OUTCOME_COUNT] = {"short", "unrecorded",      "left_alone", "new",
-                                                                "again", "structure_again", "given_up",   "no_slot"};
+static const char *const learn_keys[ENC_LEARN_OUTCOME_COUNT] = {
+    "short", "unrecorded", "left_alone", "new", "again", "structure_again", "given_up", "no_slot", "few_kernels"};
 static const char *const learn_labels[ENC_LEARN_OUTCOME_COUNT] = {
     "shorter than ENCORE_MIN_SEQUENCE", "not recordable (never captured)",
     "stream left alone (MAX_GAP)",      "not seen before",
     "came again (counted to capture)",  "same kernels, other arguments",
     "came again, never captured",       "candidate table full",
+    "fewer than two kernels",
 };
 static const char *const call_keys[ENC_CLASS_COUNT] = {"pass", "launch", "flush_stream", "flush_all"};
 static const char *const call_labels[ENC_CLASS_COUNT] = {"pass (straight through)", "launch", "flush-stream",
@@ -88,12 +89,28 @@ static const enc_count_group call_group = {.keys = call_keys,
 /* In the order of the JSON summary (README documents it); the table shows
  * the rows with a label, in the same order. */
 const enc_report_field enc_report_fields[] = {
+    /* time first (the table shows these in rows of their own, report_table.c time_rows) */
+    {ENC_FIELD_I64, "time_balance_ns", NULL, AT(time_balance_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "time_saved_ns", NULL, AT(time_saved_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "time_lost_ns", NULL, AT(time_lost_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "per_launch_ns", NULL, AT(per_launch_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "launch_samples", NULL, AT(launch_samples), NO, NULL},
+    {ENC_FIELD_COUNT, "replay_ns", NULL, AT(replay_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "capture_ns", NULL, AT(capture_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "recording_ns", NULL, AT(recording_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "record_ns", NULL, AT(record_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "record_samples", NULL, AT(record_samples), NO, NULL},
     {ENC_FIELD_COUNT, "launches_seen", "kernel launches seen", AT(launches_seen), NO, NULL},
     {ENC_FIELD_COUNT, "launches_replayed", "  replayed through graphs", AT(launches_replayed), AT(launches_seen), NULL},
     {ENC_FIELD_COUNT, "launches_eager", "  launched eagerly (one by one)", AT(launches_eager), AT(launches_seen), NULL},
     {ENC_FIELD_GROUP, "eager_by", NULL, AT(eager_by), NO, &eager_group},
     {ENC_FIELD_PCT, "replay_pct", NULL, AT(launches_replayed), AT(launches_seen), NULL},
     {ENC_FIELD_COUNT, "graphs_captured", "graphs captured", AT(graphs_captured), NO, NULL},
+    {ENC_FIELD_COUNT, "graphs_replayed", NULL, AT(graphs_replayed), NO, NULL},
+    {ENC_FIELD_COUNT, "captured_never_replayed", "  captured, never replayed", AT(captured_never_replayed),
+     AT(graphs_captured), NULL},
+    {ENC_FIELD_COUNT, "captures_given_up", "    given up (none replayed)", AT(captures_given_up), NO, NULL},
+    {ENC_FIELD_COUNT, "captures_refused", "    captures refused meanwhile", AT(captures_refused), NO, NULL},
     {ENC_FIELD_COUNT, "graph_launches", "  graph launches (replays)", AT(graph_launches), NO, NULL},
     {ENC_FIELD_COUNT, "graph_launches_patched", "    with arguments patched in", AT(graph_launches_patched), NO, NULL},
     {ENC_FIELD_COUNT, "graphs_evicted", "  evicted (ENCORE_MAX_GRAPHS)", AT(graphs_evicted), NO, NULL},
@@ -111,6 +128,7 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "holds_resumed", "  tried again later", AT(holds_resumed), NO, NULL},
     {ENC_FIELD_COUNT, "streams_left_alone", "streams left alone (MAX_GAP)", AT(streams_left_alone), NO, NULL},
     {ENC_FIELD_COUNT, "streams_rested", "streams resting (nothing repeated)", AT(streams_rested), NO, NULL},
+    {ENC_FIELD_COUNT, "streams_rested_losing", "  because they lost time", AT(streams_rested_losing), NO, NULL},
     {ENC_FIELD_COUNT, "launches_unrecorded", "  launches passed through meanwhile", AT(launches_unrecorded),
      AT(launches_seen), NULL},
     {ENC_FIELD_COUNT, "switched_off", "switched off by the program", AT(switched_off), NO, NULL},
@@ -184,6 +202,7 @@ static void json_field(enc_json *j, const enc_summary *s, const enc_report_field
     case ENC_FIELD_PCT:
         enc_json_kv_double(j, f->key, enc_report_pct(*enc_report_at(s, f->off), *enc_report_at(s, f->whole)), 1);
         break;
+    case ENC_FIELD_I64: enc_json_kv_i64(j, f->key, *(const int64_t *)(const void *)((const char *)s + f->off)); break;
     case ENC_FIELD_FLAG:
         enc_json_kv_i64(j, f->key, *(const int *)(const void *)((const char *)s + f->off) ? 1 : 0);
         break;
@@ -193,6 +212,27 @@ static void json_field(enc_json *j, const enc_summary *s, const enc_report_field
                     s->n_flush_calls < ENC_FLUSH_CALLS_TOP ? s->n_flush_calls : ENC_FLUSH_CALLS_TOP);
         break;
     }
+}
+
+/* "streams_time":[{stream, kind, launches, replayed, saved_ns, lost_ns, balance_ns}...], the table's by stream. */
+static void json_streams(enc_json *j, const enc_summary *s) {
+    static const char *const kinds[] = {"explicit", "legacy", "per_thread"};
+    int n = s->n_streams < ENC_STREAMS_SHOWN ? s->n_streams : ENC_STREAMS_SHOWN;
+    enc_json_key(j, "streams_time");
+    enc_json_array_begin(j);
+    for (int i = 0; i < n; i++) {
+        const enc_stream_time *t = &s->streams[i];
+        enc_json_object_begin(j);
+        enc_json_kv_i64(j, "stream", t->index);
+        enc_json_kv_str(j, "kind", t->kind >= 0 && t->kind < 3 ? kinds[t->kind] : "?", 16);
+        enc_json_kv_u64(j, "launches", t->launches);
+        enc_json_kv_u64(j, "replayed", t->replayed);
+        enc_json_kv_u64(j, "saved_ns", t->saved_ns);
+        enc_json_kv_u64(j, "lost_ns", t->lost_ns);
+        enc_json_kv_i64(j, "balance_ns", t->balance_ns);
+        enc_json_object_end(j);
+    }
+    enc_json_array_end(j);
 }
 
 static void json_top_seqs(enc_json *j, const enc_seq_info *seqs, size_t nseqs) {
@@ -237,6 +277,7 @@ size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, co
     enc_eventlog_begin(&j, buf, cap, "summary", enc_now_unix(), pid);
     enc_json_kv_str(&j, "version", ENCORE_VERSION_STRING, 32);
     for (int i = 0; i < enc_report_nfields; i++) json_field(&j, s, &enc_report_fields[i]);
+    json_streams(&j, s);
     json_top_seqs(&j, seqs, nseqs);
     json_top_divs(&j, divs, ndivs);
     return enc_eventlog_end(&j);

@@ -17,6 +17,7 @@ enum enc_field_kind {
     ENC_FIELD_COUNT,  /* a uint64_t: a table row (with a percentage of `whole` if set) and a JSON integer */
     ENC_FIELD_PCT,    /* JSON only: the count at off as a percentage of `whole`, one decimal */
     ENC_FIELD_FLAG,   /* JSON only: an int as 0/1 */
+    ENC_FIELD_I64,    /* JSON only: an int64_t */
     ENC_FIELD_GROUP,  /* named counts (enc_count_group): table rows and a JSON object */
     ENC_FIELD_BY_CALL /* the flush points by CUDA call: rows (shares of the flushes) and a JSON object */
 };

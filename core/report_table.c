@@ -186,6 +186,52 @@ static void deferred_row(enc_bw *b, const enc_summary *s) {
     }
 }
 
+/* ---- time, first --------------------------------------------------------------------------- */
+
+static void ms_row(enc_bw *b, const char *label, double ns, const char *how) {
+    bw_fmt(b, "  %-*s %+10.3f ms%s%s\n", ENC_LABEL_W, label, ns / 1e6, how[0] ? "  " : "", how);
+}
+
+/* The estimate by stream: the streams that recorded the most launches. */
+static void stream_rows(enc_bw *b, const enc_summary *s) {
+    static const char *const kinds[] = {"stream", "legacy stream", "per-thread stream"};
+    int n = s->n_streams < ENC_STREAMS_SHOWN ? s->n_streams : ENC_STREAMS_SHOWN;
+    if (n < 2) return; /* one stream: the total is its */
+    bw_fmt(b, "    by stream (%d of %d):%*s saved        lost     balance\n", n, s->n_streams, 9, "");
+    for (int i = 0; i < n; i++) {
+        const enc_stream_time *t = &s->streams[i];
+        char label[64], num[32];
+        snprintf(label, sizeof label, "%s #%d", t->kind >= 0 && t->kind < 3 ? kinds[t->kind] : "stream", t->index);
+        bw_fmt(b, "      %-24s %+9.3f %+11.3f %+11.3f ms  (%s launches recorded)\n", label, (double)t->saved_ns / 1e6,
+               -(double)t->lost_ns / 1e6, (double)t->balance_ns / 1e6, fmt_count(t->launches, num));
+    }
+}
+
+/* What encore saved and cost in host time (core/stats.c enc_stats_time), and
+ * whether it paid: a high replayed share alone is no gain. */
+static void time_rows(enc_bw *b, const enc_summary *s) {
+    char how[160], num[32];
+    if (s->launch_samples)
+        snprintf(how, sizeof how, "(%s launches replayed x %.2f us, the driver's time per eager launch here)",
+                 fmt_count(s->launches_replayed, num), (double)s->per_launch_ns / 1e3);
+    else
+        snprintf(how, sizeof how, "(no eager launch was timed: the cost of one is not known)");
+    ms_row(b, "host time saved (estimate)", (double)s->time_saved_ns, how);
+    ms_row(b, "host time lost (estimate)", -(double)s->time_lost_ns, "");
+    snprintf(how, sizeof how, "(%s replays)", fmt_count(s->graph_launches, num));
+    ms_row(b, "  graph launches and patches", -(double)s->replay_ns, how);
+    snprintf(how, sizeof how, "(%s graphs, %s never replayed)", fmt_count(s->graphs_captured, num),
+             fmt_count(s->captured_never_replayed, (char[32]){0}));
+    ms_row(b, "  captures and instantiations", -(double)s->capture_ns, how);
+    ms_row(b, "  holds that did not replay", -(double)s->held_unpaid_ns, "(launches kept from the GPU)");
+    ms_row(b, "  recording launches", -(double)s->recording_ns, "(encore's time recording one x launches recorded)");
+    stream_rows(b, s);
+    ms_row(b, "balance", (double)s->time_balance_ns,
+           s->time_balance_ns > 0  ? "encore saved time"
+           : s->launches_seen == 0 ? ""
+                                   : "encore cost more than it saved: the replayed share below is no gain");
+}
+
 /* ---- top lists ---------------------------------------------------------------------------- */
 
 static void top_seq_row(enc_bw *b, size_t rank, const enc_seq_info *q) {
@@ -269,12 +315,15 @@ static void notes(enc_bw *b, const enc_summary *s) {
         "some captures failed; those sequences run eagerly (ENCORE_LOG has the CUDA errors)",
         "held launches diverged more often than graphs replayed; the reasons above show which kernels vary "
         "(ENCORE_EXCLUDE keeps a kernel out of capture)",
+        "most sequences had fewer than two kernels (one kernel between event operations, as JAX issues op by op): "
+        "a graph of them saves nothing, so they ran eagerly",
     };
     const int when[] = {
         s->disabled,
         s->launches_seen > 0 && s->graphs_captured == 0,
         s->capture_failures > 0,
         s->graphs_captured > 0 && s->divergences > s->graph_launches,
+        s->learnt[ENC_LEARN_UNDER_TWO] * 2 > s->launches_seen - s->launches_replayed && s->launches_seen > 0,
     };
     int noted = 0;
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
@@ -291,6 +340,7 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
     b.err = 0;
     b.len = 0;
     bw_fmt(&b, "encore report (pid %d, version %s)\n", pid, ENCORE_VERSION_STRING);
+    time_rows(&b, s);
     field_rows(&b, s);
     deferred_row(&b, s);
     top_seqs(&b, s, seqs, nseqs);

@@ -121,8 +121,18 @@ void enc_stats_snapshot(enc_summary *s) {
         s->streams_left_alone += RD(streams_left_alone);
         s->streams_rested += RD(streams_rested);
         s->launches_unrecorded += RD(launches_unrecorded);
+        s->streams_rested_losing += RD(streams_rested_losing);
         s->switched_off += RD(switched_off);
         s->launches_passive += RD(launches_passive);
+        s->graphs_replayed += RD(graphs_replayed);
+        s->captures_given_up += RD(captures_given_up);
+        s->captures_refused += RD(captures_refused);
+        s->launch_ns += RD(launch_ns);
+        s->launch_samples += RD(launch_samples);
+        s->record_ns += RD(record_ns);
+        s->record_samples += RD(record_samples);
+        s->replay_ns += RD(replay_ns);
+        s->capture_ns += RD(capture_ns);
         for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);
 #undef RD
     }
@@ -133,6 +143,8 @@ void enc_stats_snapshot(enc_summary *s) {
     s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);
     s->oom_retries = __atomic_load_n(&g_oom_retries, __ATOMIC_RELAXED);
     s->disabled = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);
+    s->captured_never_replayed = s->graphs_captured > s->graphs_replayed ? s->graphs_captured - s->graphs_replayed : 0;
+    enc_stats_time(s);
 }
 
 /* ---- sequences and divergence reasons ------------------------------------ */

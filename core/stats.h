@@ -13,6 +13,19 @@
 #define ENC_FLUSH_CALLS_TOP 5 /* flush points listed by CUDA call */
 #define ENC_MAX_CAUSES 1024   /* entry ids a flush can be attributed to */
 
+/* Per stream: the time estimate's measured inputs (enc_stream_state.acct, added with its mutex held). */
+enum enc_acct { ENC_ACCT_REPLAYED = 0, ENC_ACCT_REPLAY_NS, ENC_ACCT_CAPTURE_NS, ENC_ACCT_UNPAID_NS, ENC_ACCT_COUNT };
+#define ENC_ACCT_ADD(st, i, v) __atomic_store_n(&(st)->acct[i], (st)->acct[i] + (v), __ATOMIC_RELAXED)
+
+#define ENC_STREAMS_SHOWN 8 /* streams listed by the report's time by stream */
+/* One stream's time estimate (core/worth.c). */
+typedef struct enc_stream_time {
+    int index; /* its stream state's (the report's "stream #index") */
+    int kind;  /* enum enc_stream_kind (core/internal.h) */
+    uint64_t launches, replayed, saved_ns, lost_ns;
+    int64_t balance_ns;
+} enc_stream_time;
+
 typedef struct enc_summary {
     uint64_t calls[ENC_CLASS_COUNT]; /* hook calls per class (the program's own calls) */
     uint64_t launches_seen;          /* every kernel launch the program made */
@@ -35,18 +48,35 @@ typedef struct enc_summary {
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
     uint64_t deferred_ns; /* CPU time of recording and holding a held launch (sampled), without release_ns */
     uint64_t deferred_samples;
-    uint64_t release_ns;          /* CPU time of sequence ends a sampled launch caused (release, replay, learning) */
-    uint64_t release_samples;     /* those ends (full, or the anchor came again) */
-    uint64_t holds;               /* holds that ended (core/hold.c) */
-    uint64_t holds_replayed;      /* of those, in a replay */
-    uint64_t held_unpaid_ns;      /* time launches were held in holds that did not replay */
-    uint64_t holds_given_up;      /* times holding at a start was given up */
-    uint64_t holds_resumed;       /* times it was tried again (back-off, or a new graph there) */
-    uint64_t streams_left_alone;  /* times a stream's launches came further apart than ENCORE_MAX_GAP */
-    uint64_t streams_rested;      /* times a stream's launches replayed nothing and stopped being recorded (rest.c) */
-    uint64_t launches_unrecorded; /* launches passed through while their stream rested */
-    uint64_t switched_off;        /* times the program switched encore off (encoreSetActive(0)) */
-    uint64_t launches_passive;    /* launches made while it was switched off (issued, counted) */
+    uint64_t release_ns;            /* CPU time of sequence ends a sampled launch caused (release, replay, learning) */
+    uint64_t release_samples;       /* those ends (full, or the anchor came again) */
+    uint64_t holds;                 /* holds that ended (core/hold.c) */
+    uint64_t holds_replayed;        /* of those, in a replay */
+    uint64_t held_unpaid_ns;        /* time launches were held in holds that did not replay */
+    uint64_t holds_given_up;        /* times holding at a start was given up */
+    uint64_t holds_resumed;         /* times it was tried again (back-off, or a new graph there) */
+    uint64_t streams_left_alone;    /* times a stream's launches came further apart than ENCORE_MAX_GAP */
+    uint64_t streams_rested;        /* times a stream's launches replayed nothing and stopped being recorded (rest.c) */
+    uint64_t launches_unrecorded;   /* launches passed through while their stream rested */
+    uint64_t streams_rested_losing; /* of streams_rested, because its windows lost time (rest.c) */
+    uint64_t switched_off;          /* times the program switched encore off (encoreSetActive(0)) */
+    uint64_t launches_passive;      /* launches made while it was switched off (issued, counted) */
+    uint64_t graphs_replayed;       /* graphs that replayed at least once */
+    uint64_t captured_never_replayed; /* graphs_captured - graphs_replayed (so far) */
+    uint64_t captures_given_up;       /* times capturing at a start whose graphs never replayed was given up */
+    uint64_t captures_refused;        /* captures due there and not made meanwhile */
+    /* Time (core/stats.c enc_stats_time): measured inputs, then the estimate. */
+    uint64_t launch_ns, launch_samples;         /* the driver's time in sampled eager launches */
+    uint64_t record_ns, record_samples;         /* encore's time recording those (sampled ones alone) */
+    uint64_t replay_ns;                         /* patching and launching graphs (every replay) */
+    uint64_t capture_ns;                        /* capturing and instantiating (every capture, failed ones too) */
+    uint64_t per_launch_ns;                     /* launch_ns / launch_samples */
+    uint64_t recording_ns;                      /* estimate: launches recorded x encore's time recording one */
+    uint64_t time_saved_ns;                     /* launches_replayed x per_launch_ns */
+    uint64_t time_lost_ns;                      /* replay_ns + capture_ns + held_unpaid_ns + recording_ns */
+    int64_t time_balance_ns;                    /* saved - lost */
+    int n_streams;                              /* streams that recorded launches; the first ENC_STREAMS_SHOWN: */
+    enc_stream_time streams[ENC_STREAMS_SHOWN]; /* ... those that recorded the most, most first */
     uint64_t event_nodes_turned_back; /* event nodes turned back to encore's placeholder: their event destroyed */
     uint64_t events_not_held;         /* 1: events churn, records and waits end sequences again (nodes.c) */
     int disabled;                     /* encore switched itself off after an internal failure */
@@ -72,6 +102,9 @@ typedef struct enc_div_info {
 } enc_div_info;
 
 void enc_stats_snapshot(enc_summary *out);
+/* The time estimate of s from its measured fields, in total and by stream (core/worth.c; enc_stats_snapshot
+ * calls it). */
+void enc_stats_time(enc_summary *s);
 /* Calls fn for every sequence ever captured (evicted ones too). */
 void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx);
 void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx);
@@ -92,7 +125,9 @@ typedef struct enc_tstats {
     uint64_t deferred_ns, deferred_samples, release_ns, release_samples;
     uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
     uint64_t streams_left_alone, switched_off, launches_passive;
-    uint64_t streams_rested, launches_unrecorded;
+    uint64_t streams_rested, launches_unrecorded, streams_rested_losing;
+    uint64_t graphs_replayed, captures_given_up, captures_refused;
+    uint64_t launch_ns, launch_samples, replay_ns, capture_ns, record_ns, record_samples;
     int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */
     struct enc_tstats *next;
 } enc_tstats;

@@ -15,7 +15,8 @@
  *              after the call): it ends the sequence
  *   memset     a memset mid-iteration
  *   rerecord   s2 waits for e1 (recorded on s1), then s1 records e1 again
- *              while s2's wait may still be held, and s2 waits again
+ *              while s2's wait may still be held, and s2 waits again (two
+ *              kernels after each wait, so that s2's sequences are graphs)
  *   copyring   the copy mode's copies with ends from a ring of RING buffers:
  *              a new page-locked source and device destination every
  *              iteration (the kernels' arguments stay the same)
@@ -164,10 +165,12 @@ static void iteration(const char *mode, CUstream s1, CUstream s2, int it) {
         CK(drv.cuEventRecord(e1, s1));
         CK(drv.cuStreamWaitEvent(s2, e1, 0));
         k_copy(&k, s2, z, y, N); /* y as of the first record */
+        k_stamp(&k, s2, z, N);   /* two kernels: a graph of one is never captured */
         k_mix(&k, s1, x, 99, N); /* s1 writes only x meanwhile */
         CK(drv.cuEventRecord(e1, s1)); /* again, while s2's wait may be held */
         CK(drv.cuStreamWaitEvent(s2, e1, 0));
         k_add(&k, s2, z, x, N); /* x after the mix */
+        k_stamp(&k, s2, z, N);
         CK(drv.cuEventRecord(e2, s2));
         CK(drv.cuStreamWaitEvent(s1, e2, 0)); /* s1 writes y next iteration */
     }

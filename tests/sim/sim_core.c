@@ -23,7 +23,7 @@
 
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int g_initialized;
-atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
+atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels, g_stat_graph_launches_small;
 atomic_ullong g_stat_faults, g_stat_prio_kernels;
 atomic_llong g_stat_prio_sum, g_stat_execs_live;
 atomic_ullong g_stat_apw_kernels, g_stat_apw_bytes, g_stat_domain_kernels;
@@ -151,6 +151,7 @@ static void stats_at_exit(void) {
             (unsigned long long)atomic_load(&g_stat_kernels),
             (unsigned long long)atomic_load(&g_stat_graph_launches),
             (unsigned long long)atomic_load(&g_stat_graph_kernels));
+    fprintf(stderr, "simcuda: graph_launches_small=%llu\n", (unsigned long long)atomic_load(&g_stat_graph_launches_small));
     fprintf(stderr, "simcuda: faults=%llu priority_kernels=%llu priority_sum=%lld graph_execs_live=%lld\n",
             (unsigned long long)atomic_load(&g_stat_faults),
             (unsigned long long)atomic_load(&g_stat_prio_kernels), (long long)atomic_load(&g_stat_prio_sum),

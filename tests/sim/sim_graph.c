@@ -1070,7 +1070,9 @@ static void node_run(sim_gsnap *g, int i, sim_stream *s) {
 
 void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
     atomic_fetch_add(&g_stat_graph_launches, 1);
-    int n = g->n;
+    int n = g->n, kernels = 0;
+    for (int i = 0; i < n && kernels < 2; i++) kernels += g->works[i].kind == W_KERNEL ? 1 : g->works[i].kind == W_GRAPH ? 2 : 0;
+    if (kernels < 2) atomic_fetch_add(&g_stat_graph_launches_small, 1);
     if (!sim_jitter_enabled() || n < 2) {
         for (int i = 0; i < n; i++) {
             sim_jitter(s);

@@ -321,6 +321,8 @@ void sim_capture_stream_destroyed_locked(sim_stream *s);
 
 /* ---- stats ---- */
 extern atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels;
+/* graph launches of graphs with fewer than two kernel nodes (a child graph counts as two) */
+extern atomic_ullong g_stat_graph_launches_small;
 /* faults: kernels that faulted; prio_kernels / prio_sum: kernels run at a
  * priority other than 0, and the sum of their priorities; execs_live:
  * executable graphs instantiated and not destroyed */

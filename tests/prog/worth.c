@@ -1,0 +1,92 @@
+/* Programs where capturing or replaying does not pay (issue 28), one
+ * behaviour per mode; every step prints a checksum, so work issued out of
+ * order, twice or not at all changes the output.
+ *
+ *   opbyop     JAX op by op: each op waits for the event the op before it
+ *              recorded (on the other of two streams), runs one kernel and
+ *              records its own event; a step ends with a synchronisation.
+ *              A graph of one kernel between event operations (or of event
+ *              operations alone) saves nothing: none may be launched.
+ *   pairs      every step works on new buffers (as a caching allocator that
+ *              hands out new tensors), and each step's body comes twice in a
+ *              row: with ENCORE_PATCH=0 each body is captured after its
+ *              second sighting and never comes again, so its graph never
+ *              replays. Captures at that start must stop after a few.
+ *
+ *   prog_worth MODE [steps] */
+#include "prog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 256u
+#define OPS 8
+#define BUFS 64
+
+static prog_kernels k;
+
+static void opbyop(int steps) {
+    CUstream s[2] = {prog_stream(CU_STREAM_NON_BLOCKING), prog_stream(CU_STREAM_NON_BLOCKING)};
+    CUevent ev[OPS];
+    for (int i = 0; i < OPS; i++) CK(drv.cuEventCreate(&ev[i], CU_EVENT_DISABLE_TIMING));
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s[0], N, &x, &y, &r);
+    CK(drv.cuEventRecord(ev[OPS - 1], s[0]));
+    for (int it = 0; it < steps; it++) {
+        for (int i = 0; i < OPS; i++) {
+            CUstream st = s[i % 2];
+            CK(drv.cuStreamWaitEvent(st, ev[(i + OPS - 1) % OPS], 0));
+            if (i % 3 == 0)
+                k_add(&k, st, y, x, N);
+            else if (i % 3 == 1)
+                k_axpy(&k, st, x, y, 3, N);
+            else
+                k_stamp(&k, st, y, N);
+            CK(drv.cuEventRecord(ev[i], st));
+        }
+        CK(drv.cuStreamWaitEvent(s[0], ev[OPS - 1], 0));
+        k_reduce(&k, s[0], r, y, N);
+        prog_print_reduce(s[0], r, "step", it);
+    }
+    CK(drv.cuStreamSynchronize(s[1]));
+    prog_finish(s[0], x, y, N);
+}
+
+static void pairs(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r, xs[BUFS], ys[BUFS];
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int i = 0; i < BUFS; i++) {
+        xs[i] = prog_alloc(N);
+        ys[i] = prog_alloc(N);
+        k_fill(&k, s, xs[i], 3u * (uint32_t)i + 1u, N);
+        k_fill(&k, s, ys[i], 5u * (uint32_t)i + 2u, N);
+    }
+    for (int it = 0; it < steps; it++) {
+        CUdeviceptr a = xs[(it / 2) % BUFS], b = ys[(it / 2) % BUFS];
+        k_add(&k, s, b, a, N);
+        k_stamp(&k, s, b, N);
+        k_mix(&k, s, a, 11, N);
+        k_axpy(&k, s, a, b, 3, N);
+        k_reduce(&k, s, r, b, N);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "opbyop";
+    int steps = argc > 2 ? atoi(argv[2]) : 40;
+    prog_init();
+    prog_kernels_load(&k, 0);
+    if (!strcmp(mode, "opbyop"))
+        opbyop(steps);
+    else if (!strcmp(mode, "pairs"))
+        pairs(steps);
+    else {
+        fprintf(stderr, "prog_worth: unknown mode %s\n", mode);
+        return 2;
+    }
+    return 0;
+}
