@@ -17,7 +17,7 @@
  *                   flag_wait ends after a timeout, counting it (printed)
  *   record-capture  the same G captured on B with
  *                   cuEventRecordWithFlags(E, B, CU_EVENT_RECORD_EXTERNAL)
- *   rerecord-add    A: mix(y), record E.  G on B: delay -> mix(w) ->
+ *   rerecord-add    A: mix(y), stamp(y), record E.  G on B: delay -> mix(w) ->
  *                   [record node E].  C: wait E (G's record, the latest),
  *                   copy(z, w): an earlier record of E issued after G's
  *                   launch would let C read w before G wrote it
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
         CK(drv.cuMemsetD32(flag, 0, 1)); /* the legacy stream: ordered by the synchronisation below */
         CK(drv.cuCtxSynchronize());
         k_mix(&k, sa, y, 7, N);
-        if (wait)
+        if (wait || rerecord) /* two kernels: a sequence of one kernel is never captured */
             k_stamp(&k, sa, y, N);
         CK(drv.cuEventRecord(ev, sa));
         if (!wait && !rerecord) { /* C waits for A's record; G waits for C's flag */

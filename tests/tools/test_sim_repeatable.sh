@@ -16,8 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 for i in $(seq "$runs"); do
     LD_LIBRARY_PATH=$sim SIMCUDA_JITTER=0 ENCORE_HOLD_BUDGET=0 ENCORE_MAX_GAP=10s ENCORE_FLUSH_DEADLINE=1s ENCORE_REPORT=1 \
         LD_PRELOAD=$lib "$demo" 2>"$tmp/err.$i" >/dev/null || { echo "FAIL run $i exited $?"; cat "$tmp/err.$i"; exit 1; }
-    # timing lines (us, sampled) and the pid differ by nature
-    grep -v -e '^encore report (pid' -e ' us ' -e 'sampled' "$tmp/err.$i" >"$tmp/report.$i"
+    # timing lines (us, ms, sampled) and the pid differ by nature
+    grep -v -e '^encore report (pid' -e ' us ' -e 'sampled' -e ' ms ' -e ' ms$' "$tmp/err.$i" >"$tmp/report.$i"
     grep -q "kernel launches seen" "$tmp/report.$i" || { echo "FAIL run $i printed no report"; cat "$tmp/err.$i"; exit 1; }
 done
 for i in $(seq 2 "$runs"); do
