@@ -20,6 +20,15 @@
 
 extern __thread int enc_tls_guard __attribute__((tls_model("initial-exec")));
 
+/* Its values: 0 in the program's code; ENC_GUARD_OWN in encore's own code
+ * (which may hold encore's locks); ENC_GUARD_DRIVER in the driver, running
+ * a call the program made through a hook (encore holds none of its locks on
+ * this thread then). Hooks reached pass straight through in both. The exit
+ * handlers tell them apart (core/init.c): exit() from a signal handler that
+ * interrupted encore's own code must not take encore's locks. */
+#define ENC_GUARD_OWN 1
+#define ENC_GUARD_DRIVER 2
+
 static inline int enc_guard_enter(void) {
     int was = enc_tls_guard;
     enc_tls_guard = 1;

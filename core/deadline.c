@@ -6,6 +6,7 @@
  * so such a program cannot hang. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 
 #include "base/guard.h"
@@ -51,9 +52,14 @@ static void deadline_spawn(void) {
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    /* it takes no signal: the program's handlers run on the program's threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     /* started from a launch, with its stream's lock held: switch off later */
     if (pthread_create(&t, &a, deadline_main, NULL) != 0)
         enc_request_disable_why("could not start the flush-deadline thread");
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
 }
 

@@ -22,6 +22,9 @@ extern int enc_switched_off;
 /* 1 with ENCORE=0: nothing is deferred, but the hooks are still handed out
  * (dlsym, cuGetProcAddress) so that every launch is counted (switched off). */
 extern int enc_counting_only;
+/* 1 in a process forked from one that used the driver (core/init.c): every
+ * call passes straight through, no hook runs, no lock is taken. */
+extern int enc_forked_child;
 
 /* 1 while the program has switched encore off (core/switch.c): launches pass through, counted. */
 extern int enc_paused;

@@ -18,6 +18,8 @@ int enc_active;
 int enc_initialized;
 int enc_switched_off;
 int enc_counting_only;
+int enc_forked_child;
+static int driver_ready; /* the program's cuInit succeeded */
 void (*enc_audit_enter)(void);
 void (*enc_audit_leave)(void);
 
@@ -38,14 +40,33 @@ static int driver_torn_down(void) {
     return r == CUDA_ERROR_DEINITIALIZED;
 }
 
+/* exit() ran on a thread that was inside encore's own code, which may hold
+ * any of encore's locks: a signal handler's exit() (not async-signal-safe,
+ * but programs do it). Nothing at exit may wait for those locks: what
+ * encore holds is not issued, and the report takes no lock it cannot get
+ * at once. */
+static int exit_inside_encore(void) {
+    static int said;
+    if (enc_tls_guard != ENC_GUARD_OWN) return 0;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        enc_log(ENC_LOG_WARN,
+                "exit() interrupted encore on its thread (a signal handler's exit()?): the launches encore "
+                "holds are not issued");
+    enc_stats_no_wait();
+    return 1;
+}
+
 static void at_exit(void) {
+    /* A forked child's counts are its parent's: the report is the parent's to make. */
+    if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return;
+    int inside = exit_inside_encore();
     /* The program is done: whatever this thread calls from now on (other
      * exit handlers, destructors) passes straight through. */
     enc_guard_set_for_good();
     /* Registered at start-up, before the driver's own exit handler, this
      * runs after it: the flush before the driver's teardown was done (see
      * below), and a driver that is gone takes nothing more. */
-    if (enc_active && !driver_torn_down()) enc_core_flush_all(ENC_FLUSH_EXIT);
+    if (!inside && enc_active && !driver_torn_down()) enc_core_flush_all(ENC_FLUSH_EXIT);
     enc_report_at_exit();
 }
 
@@ -58,6 +79,7 @@ static void at_exit(void) {
 static void at_exit_before_driver(void) {
     if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return;
     __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    if (exit_inside_encore()) return;
     ENC_GUARDED enc_core_flush_all(ENC_FLUSH_EXIT);
 }
 
@@ -74,17 +96,27 @@ void enc_core_driver_init_failed(CUresult r) {
 void enc_core_driver_initialized(CUresult r) {
     static int registered;
     if (r != CUDA_SUCCESS || __atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL)) return;
+    __atomic_store_n(&driver_ready, 1, __ATOMIC_RELEASE);
     atexit(at_exit_before_driver);
 }
 
-/* A forked child inherits the parent's held launches and stream states but
- * not the threads (driver workers, the deadline thread) or, in CUDA, a usable
- * context: issuing or waiting for the parent's work there can only hang or
- * fail. Once the parent has used streams through encore, the child passes
- * every call straight through. */
+/* A forked child inherits the parent's held launches, stream states and
+ * locks (some held by threads it does not have: driver workers, the
+ * deadline thread, the program's) but, in CUDA, no usable context: issuing
+ * or waiting for the parent's work there can only hang or fail. Once the
+ * parent has initialised the driver or used streams through encore, the
+ * child passes every call straight through: no hook runs (the forking
+ * thread's guard stays set; threads the child starts find enc_forked_child
+ * on the way to any lock), no lock is taken, no join made, no report
+ * written, and the forking thread forgets its identity (its cached id is
+ * the parent thread's). */
 static void after_fork_in_child(void) {
-    if (!__atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE)) return; /* nothing of the parent's: stay active */
+    if (!__atomic_load_n(&driver_ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE))
+        return; /* nothing of the parent's: stay active */
+    __atomic_store_n(&enc_forked_child, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    enc_stream_forget_thread();
+    enc_guard_set_for_good();
     ENC_DEBUG("forked child: passing every call straight through (the CUDA state is the parent's)");
 }
 

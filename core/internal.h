@@ -350,10 +350,10 @@ extern int enc_n_join_pending; /* per-thread states released from another thread
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create);
 /* The stream was destroyed: end its sequence, forget what it learnt, free the state for reuse. */
 void enc_stream_retire(enc_stream_state *st);
-/* How many states enc_states holds, read under the table's lock (a state
- * added after this call is added after anything this thread did before it). */
+/* States in enc_states, read under the table's lock (one added later is added after what this thread did). */
 int enc_stream_count(void);
 pid_t enc_tid(void);
+void enc_stream_forget_thread(void); /* a forked child: this thread's cached id and states are its parent's */
 /* Make st's context current on this thread; returns 1 if it pushed. */
 int enc_stream_enter_ctx(const enc_stream_state *st);
 void enc_stream_leave_ctx(int pushed);

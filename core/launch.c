@@ -339,17 +339,31 @@ int enc_core_launch_rests(CUstream stream) {
 }
 
 void enc_core_launch_failed(CUresult r) {
-    enc_core_note_result(r);
-    enc_core_act_on_requests();
+    ENC_GUARDED {
+        enc_core_note_result(r);
+        enc_core_act_on_requests();
+    }
 }
 
+static CUresult launch_guarded(const enc_launch *l);
+
+/* The whole way runs guarded (ENC_GUARD_OWN): a signal handler's exit()
+ * reached from anywhere on it takes no lock of encore's (core/init.c). */
 CUresult enc_core_launch(const enc_launch *l) {
     if (enc_tls_guard) return call_real(l);
     enc_core_ensure_init();
     if (!enc_active) {
-        enc_core_join_pending(); /* released before encore switched off */
+        if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return call_real(l); /* no lock, no join */
+        ENC_GUARDED enc_core_join_pending(); /* released before encore switched off */
         return __atomic_load_n(&enc_switched_off, __ATOMIC_RELAXED) ? count_after_switch_off(l) : call_real(l);
     }
+    enc_tls_guard = ENC_GUARD_OWN;
+    CUresult r = launch_guarded(l);
+    enc_tls_guard = 0;
+    return r;
+}
+
+static CUresult launch_guarded(const enc_launch *l) {
     if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
         return enc_core_launch_paused(l, call_real);
     enc_stats_touch();
@@ -376,12 +390,9 @@ CUresult enc_core_launch(const enc_launch *l) {
         if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
         return r;
     }
-    CUresult r = CUDA_SUCCESS;
-    ENC_GUARDED {
-        r = st ? launch_on(st, l) : pass_straight_through(l);
-        enc_core_note_result(r);
-        enc_core_act_on_requests(); /* no lock held here */
-    }
+    CUresult r = st ? launch_on(st, l) : pass_straight_through(l);
+    enc_core_note_result(r);
+    enc_core_act_on_requests(); /* no lock held here */
     return r;
 }
 

@@ -169,6 +169,16 @@ typedef struct div_rec {
 } div_rec;
 
 static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static int stats_no_wait;
+
+void enc_stats_no_wait(void) { __atomic_store_n(&stats_no_wait, 1, __ATOMIC_RELAXED); }
+
+/* The lock for reading the lists: 0 (skip them) if it is not free at once after enc_stats_no_wait. */
+static int lock_for_reading(void) {
+    if (__atomic_load_n(&stats_no_wait, __ATOMIC_RELAXED)) return pthread_mutex_trylock(&stats_mu) == 0;
+    pthread_mutex_lock(&stats_mu);
+    return 1;
+}
 static seq_rec *seqs; /* allocated on first capture */
 static int nseqs;
 static uint64_t next_seq_id = 1;
@@ -244,7 +254,7 @@ void enc_stats_divergence(enum enc_divergence_kind kind, const char *expected, c
 }
 
 void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) {
-    pthread_mutex_lock(&stats_mu);
+    if (!lock_for_reading()) return;
     for (int i = 0; i < nseqs; i++) {
         if (!seqs[i].id) continue; /* lost to a failed allocation */
         enc_seq_info s = {.id = seqs[i].id,
@@ -258,7 +268,7 @@ void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) 
 }
 
 void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx) {
-    pthread_mutex_lock(&stats_mu);
+    if (!lock_for_reading()) return;
     for (int i = 0; i < ndivs; i++) {
         enc_div_info d = {.kind = divs[i].kind,
                           .arg_index = divs[i].arg_index,

@@ -106,6 +106,8 @@ void enc_stats_snapshot(enc_summary *out);
  * calls it). */
 void enc_stats_time(enc_summary *s);
 /* Calls fn for every sequence ever captured (evicted ones too). */
+/* From now on the lists below are read only if their lock is free at once (exit inside encore, core/init.c). */
+void enc_stats_no_wait(void);
 void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx);
 void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx);
 /* True once the program has made any CUDA call through encore. */

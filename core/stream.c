@@ -45,6 +45,11 @@ typedef struct tls_cache {
 static __thread tls_cache tcache[TCACHE_WAYS] __attribute__((tls_model("initial-exec")));
 static __thread unsigned tcache_next __attribute__((tls_model("initial-exec")));
 
+void enc_stream_forget_thread(void) {
+    my_tid = 0;
+    memset(tcache, 0, sizeof tcache);
+}
+
 /* ---- the table ------------------------------------------------------------------ */
 
 static int state_init(enc_stream_state *st) {

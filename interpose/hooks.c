@@ -120,13 +120,13 @@ void *enc_trampoline_for(void *real, const char *name) {
 
 void *enc_trampoline_enter(unsigned int index) {
     void *target = __atomic_load_n(&trampoline_target[index], __ATOMIC_ACQUIRE);
-    if (!enc_tls_guard && enc_active) {
-        enc_stats_count_call(ENC_CLASS_FLUSH_ALL);
-        enc_core_flush_all(ENC_FLUSH_ALL_CALL);
-        enc_core_wide_call_begin(); /* a barrier only: we do not see the call return */
-        enc_core_wide_call_end();
-        enc_core_act_on_requests();
-    }
+    if (!enc_tls_guard && enc_active) ENC_GUARDED {
+            enc_stats_count_call(ENC_CLASS_FLUSH_ALL);
+            enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+            enc_core_wide_call_begin(); /* a barrier only: we do not see the call return */
+            enc_core_wide_call_end();
+            enc_core_act_on_requests();
+        }
     return target;
 }
 
@@ -163,11 +163,14 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
     enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
-    enc_tls_guard = 1;
     if (!enc_active) {
+        if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return 0; /* straight through: no lock, no join */
+        enc_tls_guard = ENC_GUARD_OWN;
         enc_core_join_pending(); /* released before encore switched off */
+        enc_tls_guard = ENC_GUARD_DRIVER;
         return 1;
     }
+    enc_tls_guard = ENC_GUARD_OWN;
     enc_stats_count_call(cls);
     uint16_t flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
@@ -191,24 +194,34 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_flush_cause = 0;
     take_pending(cls, flags, stream, per_thread, one_stream);
     if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
+    enc_tls_guard = ENC_GUARD_DRIVER;
     return 1;
 }
 
 int enc_hook_pre_func_set(int entry, const enc_func_set *c) {
     if (enc_tls_guard) return 0;
     enc_interpose_ensure_init();
-    if (!(enc_entry_flags[entry] & ENC_F_FUNC_SET)) return enc_hook_pre(entry, ENC_NO_STREAM, 0);
-    enc_tls_guard = 1;
-    if (!enc_active) return 1;
+    if (!(enc_entry_flags[entry] & ENC_F_FUNC_SET) || !enc_active) return enc_hook_pre(entry, ENC_NO_STREAM, 0);
+    enc_tls_guard = ENC_GUARD_OWN;
     enc_stats_count_call(enc_entry_class[entry]);
     enc_flush_cause = entry + 1;
     enc_core_func_set_begin(c);
     enc_flush_cause = 0;
+    enc_tls_guard = ENC_GUARD_DRIVER;
     return 1;
 }
 
+static CUresult post(int entry, CUstream stream, int per_thread, CUresult result);
+
+/* After the driver call: encore's own code again, until the wrapper returns to the program. */
 CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {
+    enc_tls_guard = ENC_GUARD_OWN;
+    result = post(entry, stream, per_thread, result);
     enc_tls_guard = 0;
+    return result;
+}
+
+static CUresult post(int entry, CUstream stream, int per_thread, CUresult result) {
     if (__builtin_expect(pending_result != CUDA_SUCCESS, 0)) {
         if (result == CUDA_SUCCESS) result = pending_result;
         pending_result = CUDA_SUCCESS;
@@ -264,11 +277,12 @@ int enc_hook_pre_op(int entry, CUstream stream, int per_thread, const enc_op *op
     if (r == 0) enc_core_flush_stream(stream, per_thread, ENC_FLUSH_STREAM_CALL); /* as any stream call */
     enc_flush_cause = 0;
     if (r == 2) {
-        enc_tls_guard = 0;
         enc_core_act_on_requests();
+        enc_tls_guard = 0;
         return 2;
     }
     take_pending(cls, 0, stream, per_thread, 1);
+    enc_tls_guard = ENC_GUARD_DRIVER;
     return r == 1 ? 3 : 1;
 }
 

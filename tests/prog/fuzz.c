@@ -5,7 +5,7 @@
  *   prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]]
  *             [--verbose] [--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults]
  *             [--memory] [--ops=errors] [--devices=N]
- *             [--graph-events]
+ *             [--graph-events] [--forks]
  *
  * For every seed S in A..B, one after the other in this process, it generates
  * a program, runs it and prints
@@ -29,6 +29,14 @@
  *   --graph-events with --ops=extended: the program's own graphs with event
  *                  nodes (issue 26, below); without it a seed's program is
  *                  the same as before the flag existed
+ *   --forks        (issue 26) every thread also forks once or twice while the
+ *                  other threads hold work; the child calls cuStreamSynchronize
+ *                  on a stream of the thread, launches there, calls
+ *                  cuCtxSynchronize and exits; the parent hashes how it ended
+ *                  (a child that hangs is ended by a 300 ms timer). The
+ *                  positions come from a source of their own: the other
+ *                  operations are the seed's usual ones (its digest differs
+ *                  only by the fork operations' own hashing)
  *   --devices=N    spread the streams over N devices (the simulator's
  *                  SIMCUDA_DEVICES; see "Several devices" below); with N = 1
  *                  (the default) the programs are exactly those without it
@@ -149,6 +157,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- random */
 
@@ -193,6 +204,7 @@ static int graph_events;  /* --graph-events (with --ops=extended) */
 /* --graph-events: each thread's event for its graphs' event nodes, made once for the process: an event
  * destroyed with every seed would soon stop encore holding records and waits (core/nodes.c, "churn") */
 static CUevent evg[MAX_THREADS];
+static int forks_on;      /* --forks */
 
 enum skind { SK_BLOCKING, SK_NON_BLOCKING, SK_LEGACY, SK_PER_THREAD, SK_PTSZ };
 static const char *const skind_name[] = {"blocking", "non-blocking", "legacy default", "per-thread default",
@@ -262,6 +274,7 @@ enum opk {
     /* --ops=errors */
     OP_ERR_LOOP,
     OP_GRAPH_EVENTS, /* --graph-events */
+    OP_FORK,
 };
 
 #define MAX_CAP_LEN 7
@@ -809,6 +822,34 @@ static void plan_free(plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* --forks: each thread forks once or twice, before operations drawn from a source of their own (the
+ * other operations are the seed's usual ones), while the other threads hold work. */
+static void insert_forks(plan *p, uint64_t seed)
+{
+    for (int t = 0; t < p->nthreads; t++) {
+        fthread *th = &p->th[t];
+        rng fr = {seed * 0x2545f4914f6cdd1dULL + 0x666f726bULL + (uint64_t)t};
+        for (int k = 1 + (int)below(&fr, 2); k > 0 && th->nops > 0; k--) {
+            int at = (int)below(&fr, (uint32_t)th->nops);
+            if (th->nops == th->cap) {
+                th->cap *= 2;
+                th->ops = realloc(th->ops, (size_t)th->cap * sizeof *th->ops);
+                if (!th->ops)
+                    prog_die("out of memory");
+            }
+            memmove(&th->ops[at + 1], &th->ops[at], (size_t)(th->nops - at) * sizeof *th->ops);
+            th->nops++;
+            fop *op = &th->ops[at];
+            int s = th->ops[at + 1].stream; /* the next operation's stream (maybe none) */
+            memset(op, 0, sizeof *op);
+            op->kind = OP_FORK;
+            op->id = -1;
+            op->stream = -1, op->stream2 = op->buf = op->buf2 = op->body = -1;
+            op->value = s >= 0 ? (uint32_t)s + 1 : 0;
+        }
+    }
+}
+
 static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threads, int extended, int faults)
 {
     memset(p, 0, sizeof *p);
@@ -897,6 +938,8 @@ static void plan_generate(plan *p, uint64_t seed, int min_threads, int max_threa
             if (p->body[i].stream == s)
                 op->body = i;
     }
+    if (forks_on)
+        insert_forks(p, seed);
     int id = 0;
     for (int t = 0; t < p->nthreads; t++)
         for (int i = 0; i < p->th[t].nops; i++)
@@ -1107,6 +1150,10 @@ static void print_plan(const plan *p)
                 else
                     printf("] launched on s%d", op->stream2);
                 printf("   (b%d now owned by s%d)", op->buf, op->stream2);
+                break;
+            case OP_FORK:
+                printf("fork(); the child: cuStreamSynchronize(%s), a launch there, cuCtxSynchronize, _exit -> "
+                       "hash whether it ended (300 ms)", op->value ? "its stream" : "0");
                 break;
             case OP_FAULT:
                 printf("cuCtxSynchronize; s%d: fault<<<1, 1>>>(CUDA_ERROR_ILLEGAL_ADDRESS); cuStreamSynchronize(s%d) "
@@ -1453,6 +1500,32 @@ static void run_err_loop(tstate *ts, const fop *op)
     ts->h = prog_hash_u64(ts->h, (uint64_t)d->cuStreamSynchronize(h));
 }
 
+/* OP_FORK: the child of a process that used the driver can use none of it; its calls return at once,
+ * whatever the parent's other threads held at the fork. A child that hangs is ended by its timer. */
+static void run_fork(tstate *ts, const fop *op)
+{
+    plan *p = ts->p;
+    CUstream h = op->value ? p->st[op->value - 1].h : 0;
+    const struct prog_drv *d = op->value ? T(p, (int)op->value - 1) : &drv;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        prog_die("fork failed");
+    if (pid == 0) {
+        struct itimerval tm = {.it_value = {.tv_usec = 300000}};
+        setitimer(ITIMER_REAL, &tm, NULL);
+        d->cuStreamSynchronize(h);
+        d->cuLaunchKernel(ts->fn[K_NOP], 1, 1, 1, 1, 1, 1, 0, h, NULL, NULL);
+        drv.cuCtxSynchronize();
+        _exit(0);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        prog_die("waitpid failed");
+    ts->h = prog_hash_u64(ts->h, (uint64_t)op->id);
+    ts->h = prog_hash_u64(ts->h, (uint64_t)(WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status)));
+}
+
 static void run_op(tstate *ts, const fop *op)
 {
     plan *p = ts->p;
@@ -1491,6 +1564,9 @@ static void run_op(tstate *ts, const fop *op)
         break;
     case OP_GRAPH_EVENTS:
         run_graph_events(ts, op);
+        break;
+    case OP_FORK:
+        run_fork(ts, op);
         break;
     case OP_H2D_ASYNC:
         if (!op->pin && memory_way(p, op->id) < 3) { /* pageable, overwritten at once: the slab or a new buffer */
@@ -1765,8 +1841,7 @@ static void usage(void)
 {
     prog_die("usage: prog_fuzz --seeds A-B [--min-threads T] [--max-threads T] [--seeds-env VAR[/DIV]] [--verbose] "
              "[--max-ops K] [--drop I,J,...] [--count-ops] [--ops=extended] [--faults] [--memory] [--ops=errors] "
-             "[--graph-events] "
-             "[--devices=N]");
+             "[--graph-events] [--forks] [--devices=N]");
 }
 
 int main(int argc, char **argv)
@@ -1825,6 +1900,8 @@ int main(int argc, char **argv)
             memory_ops = 1;
         } else if (!strcmp(a, "--graph-events")) {
             graph_events = 1;
+        } else if (!strcmp(a, "--forks")) {
+            forks_on = 1;
         } else if (!strncmp(a, "--devices=", 10)) {
             ndevices = atoi(a + 10);
             if (ndevices < 1 || ndevices > MAX_DEVICES)

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,10 +240,19 @@ static sim_ctx *g_primary[SIM_MAX_DEVICES];
  * down from its own exit handler); this models the order in which a
  * preloaded library's exit handler comes too late. SIMCUDA_TEARDOWN_AT_EXIT=0
  * turns it off. */
+static void ctx_drain_at_exit(sim_ctx *c);
+/* Set while this thread queues work (holding g_mu) or waits on a stream's
+ * condition variable: a signal handler that calls exit() there must not
+ * wait for either again. */
+static __thread int t_waiting;
 static void teardown_at_exit(void) {
     if (atomic_load(&g_forked_child)) return; /* the parent's streams have no workers here */
-    for (int d = 0; d < SIM_MAX_DEVICES; d++)
-        if (g_primary[d]) ctx_sync_all(g_primary[d]);
+    /* exit() from a signal handler that interrupted this thread queueing or
+     * waiting here: g_mu is this thread's, or a stream's worker is stuck
+     * broadcasting to this very waiter; nothing drains */
+    if (!t_waiting)
+        for (int d = 0; d < SIM_MAX_DEVICES; d++)
+            if (g_primary[d]) ctx_drain_at_exit(g_primary[d]);
     atomic_store(&g_torn_down, 1);
 }
 static void register_teardown(void) {
@@ -754,11 +764,16 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) { return primary_reset(dev); }
 /* ------------------------------------------------------------------------ */
 /* streams and workers                                                      */
 /* ------------------------------------------------------------------------ */
+/* Set while this thread waits on a stream's condition variable: a signal
+ * handler that calls exit() there must not wait on it again (teardown_at_exit). */
+
 void sim_wait_seq(sim_stream *s, uint64_t seq) {
     if (atomic_load(&s->completed) >= seq) return;
+    t_waiting++;
     pthread_mutex_lock(&s->mu);
     while (atomic_load(&s->completed) < seq) pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
+    t_waiting--;
 }
 
 static void *worker_main(void *arg) {
@@ -821,7 +836,12 @@ static sim_stream *stream_new(sim_ctx *ctx, int kind, unsigned flags, int prio) 
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 1 << 20);
+    /* the driver's threads take no signal of the program's: its handlers run on its threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int e = pthread_create(&s->worker, &attr, worker_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (e) {
         pthread_mutex_destroy(&s->mu);
@@ -1007,7 +1027,7 @@ static void kcall_take_stream_attrs_locked(sim_stream *s, sim_kcall *k) {
     }
 }
 
-static CUresult submit(sim_stream *s, sim_work *w, int flags) {
+static CUresult submit_work(sim_stream *s, sim_work *w, int flags) {
     uint64_t seq = 0;
     CUresult rc;
     pthread_mutex_lock(&g_mu);
@@ -1045,6 +1065,15 @@ static CUresult submit(sim_stream *s, sim_work *w, int flags) {
     return CUDA_SUCCESS;
 }
 
+/* The way every launch and stream operation is queued: a signal handler's
+ * exit() that interrupts it must not wait for g_mu or the queue (teardown_at_exit). */
+static CUresult submit(sim_stream *s, sim_work *w, int flags) {
+    t_waiting++;
+    CUresult rc = submit_work(s, w, flags);
+    t_waiting--;
+    return rc;
+}
+
 CUresult sim_enqueue(sim_stream *s, sim_work *w, uint64_t *seq) {
     (void)seq;
     return submit(s, w, 0);
@@ -1060,6 +1089,26 @@ static void ctx_sync_all(sim_ctx *c) {
     if (!v) return;
     for (int i = 0; i < n; i++) sim_wait_seq(v[i].s, v[i].seq);
     free(v);
+}
+
+/* ctx_sync_all for the teardown at exit, which may run on a thread that a
+ * signal handler interrupted inside the simulator or inside malloc (exit()
+ * from a handler): nothing is allocated, no lock is waited for (g_mu is
+ * tried) and no condition variable either (the streams' progress is
+ * polled), for at most 3 s in all. What cannot be waited for is left
+ * undone: the process is ending. */
+static void ctx_drain_at_exit(sim_ctx *c) {
+    struct timespec ms = {0, 1000000};
+    int budget = 3000; /* naps of 1 ms */
+    while (pthread_mutex_trylock(&g_mu) != 0)
+        if (--budget <= 0) return;
+        else nanosleep(&ms, NULL);
+    sim_dep v[64];
+    int n = c->nstreams < 64 ? c->nstreams : 64;
+    for (int i = 0; i < n; i++) v[i] = (sim_dep){c->streams[i], c->streams[i]->enqueued};
+    pthread_mutex_unlock(&g_mu);
+    for (int i = 0; i < n; i++)
+        while (atomic_load(&v[i].s->completed) < v[i].seq && --budget > 0) nanosleep(&ms, NULL);
 }
 
 /* Synchronising a context that has a capturing stream fails (in any capture
