@@ -26,6 +26,7 @@
 
 #include "base/driver.h"
 #include "base/guard.h"
+#include "base/log.h"
 #include "core/internal.h"
 #include "policy/options.h"
 
@@ -81,6 +82,9 @@ int enc_reclaim_graph_room(enc_stream_state *self) {
  * allocation again, once. Not while the program captures: the destruction
  * would wait for its end (core/prog_capture.c), freeing nothing now. */
 int enc_core_out_of_memory(void) {
+    ENC_DEBUG("an allocation failed for lack of device memory; encore holds %d graphs%s",
+              __atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED),
+              __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) ? " (the program captures)" : "");
     if (!__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) || __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED))
         return 0;
     int freed = 0;
