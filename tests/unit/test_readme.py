@@ -33,7 +33,8 @@ check("readme: every ENCORE_ option of policy/options.h is in the options table"
 ci = open(os.path.join(root, ".ci", "run"), encoding="utf-8").read()
 ci_cmd = [l.split("exec ", 1)[1].strip() for l in ci.splitlines() if l.startswith("exec ")]
 check("readme: .ci/run runs exactly README's test command (with --full)",
-      ci_cmd == ["scripts/test --full"] and re.search(r"^scripts/test +#", first, re.M)
+      ci_cmd in (["scripts/test --full"], ["scripts/leaves-machine-alone scripts/test --full"])
+      and re.search(r"^scripts/test +#", first, re.M)
       and re.search(r"^scripts/test --full +#", first, re.M), str(ci_cmd))
 check("readme: the first 60 lines give the test commands' durations",
       re.search(r"^scripts/test +# about \d+(–\d+)? minutes", first, re.M)

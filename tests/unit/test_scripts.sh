@@ -49,8 +49,22 @@ for s in test demo; do
         "$(grep -q '^\. scripts/build-deps.sh' "$root/scripts/$s" && grep -q 'encore_missing_tools' "$root/scripts/$s" &&
            ! grep -q 'apt-get install -y' "$root/scripts/$s"; echo $?)"
 done
-check ".ci/run runs README's test command with --full" \
-    "$(grep -q '^exec scripts/test --full$' "$root/.ci/run" && grep -q '^scripts/test --full' "$root/README.md"; echo $?)"
+check ".ci/run runs README's test command with --full, checked by scripts/leaves-machine-alone" \
+    "$(grep -q '^exec scripts/leaves-machine-alone scripts/test --full$' "$root/.ci/run" &&
+       grep -q '^scripts/test --full' "$root/README.md"; echo $?)"
+
+# scripts/leaves-machine-alone, in a scratch tree: a command that changes nothing passes with its own
+# status; one that deletes a package a user built fails, naming it.
+mkdir -p "$tmp/alone/scripts"
+cp "$root/scripts/leaves-machine-alone" "$tmp/alone/scripts/"
+out=$("$tmp/alone/scripts/leaves-machine-alone" true 2>&1); rc=$?
+check "leaves-machine-alone: a command that changes nothing passes" \
+    "$([ $rc -eq 0 ] && [ ! -e "$tmp/alone/build/encore_0.0.0-user-sentinel_all.deb" ]; echo $?)" "rc=$rc $out"
+out=$("$tmp/alone/scripts/leaves-machine-alone" false 2>&1); rc=$?
+check "leaves-machine-alone: the command's failure is its status" "$([ $rc -eq 1 ]; echo $?)" "rc=$rc $out"
+out=$("$tmp/alone/scripts/leaves-machine-alone" sh -c 'rm -f build/encore_*.deb' 2>&1); rc=$?
+check "leaves-machine-alone: a command that deletes a user's built package fails, naming it" \
+    "$([ $rc -eq 1 ] && grep -q 'encore_0.0.0-user-sentinel_all.deb' <<<"$out"; echo $?)" "rc=$rc $out"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
