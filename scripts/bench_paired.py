@@ -62,6 +62,8 @@ WORKLOADS = {
         "PyTorch eager ResNet-18 b=32 (GPU-bound)"),
     "resnet18-det": ("py", "manual torch.cuda.graph", 12,
         "PyTorch eager ResNet-18 b=1, use_deterministic_algorithms(True)"),
+    "jax-ops": ("py", "jax.jit", 12,
+        "JAX op by op, 8 elementwise ops (no jit)"),
     "train": ("py", "manual torch.cuda.graph", 12,
         "PyTorch eager MLP training step b=32"),
     "mlp-compile": ("py", "reduce-overhead", 40,

@@ -11,6 +11,8 @@ Workloads (batch 1 unless said; a host synchronisation after every step):
     resnet18             PyTorch eager ResNet-18 inference, 1x3x224x224     graph: torch.cuda.graph
     resnet18-b32         the same at batch 32: the GPU's time, not launching, sets the pace
     resnet18-det         ResNet-18 at batch 1 with torch.use_deterministic_algorithms(True)
+    jax-ops              JAX op by op (8 elementwise ops a step, no jit: each op an event wait,
+                         a kernel, an event record)                  graph: jax.jit of the same step
                          (PyTorch then fills every new tensor: issue 28)
     train                PyTorch eager training step of the MLP at batch 32 (Adam, capturable)
                                                                             graph: torch.cuda.graph
@@ -52,7 +54,7 @@ sys.path.insert(0, HERE)
 import encore_switch  # noqa: E402
 
 T0 = time.perf_counter()
-DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "resnet18-det": 40, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
+DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "resnet18-det": 40, "jax-ops": 200, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
                  "transformer-compile": 50, "transformer-cpp": 50, "mlp-aoti": 100, "transformer-aoti": 50}
 
 
@@ -212,6 +214,50 @@ def build_cupy():
     def checksum(x):
         return digest(cp.asnumpy(x).tobytes())
     return make(buffers()), stream.synchronize, checksum, make_graph
+
+
+def build_jax_ops():
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    x0 = jax.device_put(np.linspace(0.0, 1.0, 1 << 16, dtype=np.float32))
+    y0 = jax.device_put(np.linspace(1.0, 2.0, 1 << 16, dtype=np.float32))
+
+    def ops(x, y):
+        t = x * 0.5
+        x = t + y
+        y = jnp.sin(x)
+        t = jnp.tanh(y)
+        y = t * 1.5
+        t = x - y
+        x = jnp.cos(t)
+        return x + t, y
+
+    state = {"x": x0, "y": y0}
+    last = {"v": x0}  # the output to wait for, of whichever mode ran last
+
+    def step():
+        state["x"], state["y"] = ops(state["x"], state["y"])
+        last["v"] = state["x"]
+        return state["x"]
+
+    def make_graph():
+        jitted = jax.jit(ops)
+        g = {"x": x0, "y": y0}
+
+        def gstep():
+            g["x"], g["y"] = jitted(g["x"], g["y"])
+            last["v"] = g["x"]
+            return g["x"]
+        return gstep
+
+    def sync():
+        last["v"].block_until_ready()
+
+    def checksum(x):
+        return digest(np.asarray(x).tobytes())
+    return step, sync, checksum, make_graph
 
 
 def resnet18_model(torch, nn):
@@ -432,6 +478,7 @@ BUILDERS = {
     "resnet18": build_resnet18,
     "resnet18-b32": lambda: build_resnet18(32),
     "resnet18-det": lambda: build_resnet18(1, deterministic=True),
+    "jax-ops": build_jax_ops,
     "train": build_train,
     "mlp-compile": lambda: build_compiled("mlp", False),
     "mlp-cpp": lambda: build_compiled("mlp", True),
