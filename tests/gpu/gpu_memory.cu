@@ -143,13 +143,23 @@ static void take(size_t big, size_t small, int counts[2], int fixed) {
     while (n > 0) CHECK(cudaFree(blocks[--n]));
 }
 
+/* Free device memory, on stderr (it differs with encore: not part of the compared output). */
+static void say_free(const char *when) {
+    size_t f = 0, t = 0;
+    CHECK(cudaMemGetInfo(&f, &t));
+    fprintf(stderr, "gpu_memory: free %zu bytes %s\n", f, when);
+}
+
 static void fill(void) {
     unsigned *pin;
     CHECK(cudaMallocHost(&pin, N * sizeof(unsigned)));
     CHECK(cudaFree(0));
+    say_free("at the start");
     int counts[2];
     take(256u << 20, 2u << 20, counts, 0); /* nothing launched yet: encore has no graph */
+    say_free("before the hot loop");
     hot_loop(pin, 0, "before filling memory");
+    say_free("after the hot loop");
     take(256u << 20, 2u << 20, counts, 1); /* exactly as much again */
     printf("device memory: taken again in full\n");
     fprintf(stderr, "gpu_memory: %d blocks of 256 MiB and %d of 2 MiB\n", counts[0], counts[1]);
