@@ -207,7 +207,7 @@ static void stream_rows(enc_bw *b, const enc_summary *s) {
     }
 }
 
-/* What encore saved and cost in host time (core/stats.c enc_stats_time), and
+/* What encore saved and cost in host time (core/worth.c enc_stats_time), and
  * whether it paid: a high replayed share alone is no gain. */
 static void time_rows(enc_bw *b, const enc_summary *s) {
     char how[160], num[32];

@@ -17,6 +17,14 @@
 
 static int64_t balance(uint64_t saved, uint64_t lost) { return (int64_t)saved - (int64_t)lost; }
 
+/* The estimate from a stream's accounts `a` (enc_stream_state.acct, or their
+ * change over a window) and the launches it recorded meanwhile. */
+static void estimate(const uint64_t a[ENC_ACCT_COUNT], uint64_t recorded, uint64_t per_launch, uint64_t per_held,
+                     uint64_t *saved, uint64_t *lost) {
+    *saved = a[ENC_ACCT_REPLAYED] * per_launch;
+    *lost = a[ENC_ACCT_REPLAY_NS] + a[ENC_ACCT_CAPTURE_NS] + a[ENC_ACCT_UNPAID_NS] + recorded * per_held;
+}
+
 /* st's estimate, at per_launch and per_held ns (the process's measures). */
 static enc_stream_time stream_time(const enc_stream_state *st, int index, uint64_t per_launch, uint64_t per_held) {
     enc_stream_time t;
@@ -27,8 +35,7 @@ static enc_stream_time stream_time(const enc_stream_state *st, int index, uint64
     t.kind = __atomic_load_n(&st->kind, __ATOMIC_RELAXED);
     t.launches = __atomic_load_n(&st->sample_clock, __ATOMIC_RELAXED);
     t.replayed = a[ENC_ACCT_REPLAYED];
-    t.saved_ns = t.replayed * per_launch;
-    t.lost_ns = a[ENC_ACCT_REPLAY_NS] + a[ENC_ACCT_CAPTURE_NS] + a[ENC_ACCT_UNPAID_NS] + t.launches * per_held;
+    estimate(a, t.launches, per_launch, per_held, &t.saved_ns, &t.lost_ns);
     t.balance_ns = balance(t.saved_ns, t.lost_ns);
     return t;
 }
@@ -72,8 +79,8 @@ int enc_window_lost_time(const enc_stream_state *st) {
     uint64_t d[ENC_ACCT_COUNT];
     for (int i = 0; i < ENC_ACCT_COUNT; i++) d[i] = st->acct[i] - st->win_acct0[i];
     uint64_t recorded = (uint32_t)(st->sample_clock - (uint32_t)st->win_acct0[ENC_ACCT_COUNT]);
-    uint64_t saved = d[ENC_ACCT_REPLAYED] * per_launch;
-    uint64_t lost = d[ENC_ACCT_REPLAY_NS] + d[ENC_ACCT_CAPTURE_NS] + d[ENC_ACCT_UNPAID_NS] + recorded * per_held;
+    uint64_t saved, lost;
+    estimate(d, recorded, per_launch, per_held, &saved, &lost);
     if (d[ENC_ACCT_CAPTURE_NS] && !d[ENC_ACCT_REPLAYED]) return 0; /* captured, not replayed yet: an investment */
     return saved < lost;
 }
