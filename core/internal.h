@@ -416,6 +416,7 @@ void enc_store_drop_graphs_of(enc_store *s, unsigned stamp); /* graphs launching
 void enc_store_unname_event(enc_store *s, CUevent ev);
 enc_graph *enc_store_lru(const enc_store *s); /* the least recently used graph of the store, or NULL */
 void enc_store_evict_lru(enc_store *s);
+int enc_store_evict_all(enc_store *s); /* every graph evicted (its candidate counts again); how many */
 /* Drop every graph that names a retired layout (its code is unloaded); their candidates count again. Returns how many were dropped. */
 int enc_store_drop_retired(enc_store *s);
 /* Rebuild the trie from the live graphs when more than half of its nodes are dead (with `force`:

@@ -94,11 +94,10 @@ int enc_core_out_of_memory(void) {
             enc_stream_state *st = enc_states[i];
             pthread_mutex_lock(&st->mu);
             if (st->store.ngraphs && st->held) enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
-            while (st->store.ngraphs) {
-                enc_store_evict_lru(&st->store);
+            if (enc_store_evict_all(&st->store)) {
+                enc_store_compact(&st->store, 1);
                 freed = 1;
             }
-            if (freed) enc_store_compact(&st->store, 1);
             pthread_mutex_unlock(&st->mu);
         }
     }

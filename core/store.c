@@ -306,6 +306,13 @@ int enc_store_compact(enc_store *s, int force) {
     return 1;
 }
 
+int enc_store_evict_all(enc_store *s) {
+    int n = 0;
+    for (uint32_t id = 1; id < s->nnodes; id++)
+        for (; s->nodes[id].graphs; n++) enc_store_drop_graph(s, s->nodes[id].graphs, 1);
+    return n;
+}
+
 void enc_store_forget(enc_store *s) {
     for (uint32_t id = 1; id < s->nnodes; id++)
         while (s->nodes[id].graphs) enc_store_drop_graph(s, s->nodes[id].graphs, 0);
