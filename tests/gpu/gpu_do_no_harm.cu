@@ -27,15 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_check.h"
+
 #define N 1024
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
-            printf("%s failed: %s (%d)\n", #call, cudaGetErrorName(e_), (int)e_);                    \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
 
 __global__ void step_k(float *x, float a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -50,15 +44,6 @@ __global__ void smem_k(float *x, int n) {
     buf[i] = (float)i;
     __syncthreads();
     if (i < n) x[i] += buf[(i + 1) % blockDim.x];
-}
-
-static double checksum(const float *d, int n) {
-    float *h = (float *)malloc(n * sizeof(float));
-    CHECK(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost));
-    double s = 0;
-    for (int i = 0; i < n; i++) s += h[i] * (double)((i % 7) + 1);
-    free(h);
-    return s;
 }
 
 static void hot_iteration(float *x, cudaStream_t s) {

@@ -25,15 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_check.h"
+
 #define N 1024
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
-            printf("%s failed: %s (%d)\n", #call, cudaGetErrorName(e_), (int)e_);                    \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
 
 __global__ void inc_k(float *x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -46,15 +40,6 @@ __global__ void copy_k(float *y, const float *x, int n) {
 __global__ void mix_k(float *z, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) z[i] = z[i] * 0.5f + 1.0f;
-}
-
-static double checksum(const float *d, int n) {
-    float *h = (float *)malloc(n * sizeof(float));
-    CHECK(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost));
-    double s = 0;
-    for (int i = 0; i < n; i++) s += h[i] * (double)((i % 7) + 1);
-    free(h);
-    return s;
 }
 
 static int graph_waits_held_record(void) {

@@ -44,14 +44,7 @@ int main(int argc, char **argv)
     int release = argc > 1 && !strcmp(argv[1], "release");
     prog_init();
     phase("before");
-    CUdevice dev;
-    CK(drv.cuDeviceGet(&dev, 0));
-    if (release)
-        CK(drv.cuDevicePrimaryCtxRelease(dev)); /* prog_init's reference, the only one */
-    else
-        CK(drv.cuDevicePrimaryCtxReset(dev));
-    CK(drv.cuDevicePrimaryCtxRetain(&prog_ctx, dev));
-    CK(drv.cuCtxSetCurrent(prog_ctx));
+    prog_reset_primary(release);
     phase("after");
     prog_report_launches();
     return 0;

@@ -67,17 +67,6 @@ static void phase(uint32_t *host, int pageable, const char *what) {
     hot_loop(s, host, prog_alloc(N), pageable, what);
 }
 
-static void reset_primary(int release) {
-    CUdevice dev;
-    CK(drv.cuDeviceGet(&dev, 0));
-    if (release)
-        CK(drv.cuDevicePrimaryCtxRelease(dev)); /* prog_init's reference, the only one */
-    else
-        CK(drv.cuDevicePrimaryCtxReset(dev));
-    CK(drv.cuDevicePrimaryCtxRetain(&prog_ctx, dev));
-    CK(drv.cuCtxSetCurrent(prog_ctx));
-}
-
 /* A page-aligned buffer of the program's own at `want`'s address, if malloc
  * hands it out again (the others tried are freed); else any. */
 static uint32_t *malloc_at(void *want) {
@@ -104,7 +93,7 @@ static void mode_register(int release) {
     uint32_t *buf = aligned_alloc(4096, 4096);
     CK(drv.cuMemHostRegister(buf, 4096, 0));
     phase(buf, 0, "registered");
-    reset_primary(release); /* the registration ends with the context */
+    prog_reset_primary(release); /* the registration ends with the context */
     phase(buf, 1, "pageable again");
     free(buf);
 }
@@ -113,7 +102,7 @@ static void mode_hostalloc(void) {
     void *pin;
     CK(drv.cuMemAllocHost(&pin, BYTES));
     phase(pin, 0, "page-locked");
-    reset_primary(0); /* frees it */
+    prog_reset_primary(0); /* frees it */
     uint32_t *buf = malloc_at(pin);
     phase(buf, 1, "malloc");
     free(buf);

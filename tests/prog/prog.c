@@ -136,6 +136,18 @@ void prog_thread_init(void)
     CK(drv.cuCtxSetCurrent(prog_ctx));
 }
 
+void prog_reset_primary(int release)
+{
+    CUdevice dev;
+    CK(drv.cuDeviceGet(&dev, 0));
+    if (release)
+        CK(drv.cuDevicePrimaryCtxRelease(dev)); /* prog_init's reference, the only one */
+    else
+        CK(drv.cuDevicePrimaryCtxReset(dev));
+    CK(drv.cuDevicePrimaryCtxRetain(&prog_ctx, dev));
+    CK(drv.cuCtxSetCurrent(prog_ctx));
+}
+
 CUmodule prog_module_load(const char *so_path)
 {
     char image[4096];

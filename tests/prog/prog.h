@@ -23,6 +23,9 @@ void prog_init(void);
 void prog_init_with(enum prog_access how);
 /* Makes the primary context current on a new host thread. */
 void prog_thread_init(void);
+/* Destroys the primary context (release: by releasing prog_init's reference, its only one; else
+ * cuDevicePrimaryCtxReset), then retains it again as prog_ctx, current on this thread. */
+void prog_reset_primary(int release);
 
 /* The kernels of kernels.c. */
 typedef struct prog_kernels {
