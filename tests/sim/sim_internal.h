@@ -262,6 +262,8 @@ struct sim_func {
     size_t offsets[SIMCUDA_MAX_PARAMS];
     size_t sizes[SIMCUDA_MAX_PARAMS];
     size_t argsize;
+    /* attributes: read and written atomically (the driver is thread-safe: a
+     * thread may set one while another launches the function) */
     int max_dyn_smem;
     int carveout;
     int attrs_other[32];

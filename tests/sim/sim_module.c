@@ -223,7 +223,7 @@ static CUresult mod_get_function(sim_func **out, sim_module *m, const char *name
     f->magic = FUNC_MAGIC;
     f->desc = d;
     f->mod = m;
-    f->max_dyn_smem = SIM_MAX_DYN_SMEM_DEFAULT;
+    __atomic_store_n(&f->max_dyn_smem, SIM_MAX_DYN_SMEM_DEFAULT, __ATOMIC_RELAXED);
     f->carveout = -1;
     layout(f);
     f->next = m->funcs;
@@ -475,11 +475,11 @@ static CUresult func_get_attr(int *pi, CUfunction_attribute attrib, sim_func *f)
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 90; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = f->max_dyn_smem; break;
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = f->carveout; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = __atomic_load_n(&f->max_dyn_smem, __ATOMIC_RELAXED); break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = __atomic_load_n(&f->carveout, __ATOMIC_RELAXED); break;
     default:
         if ((int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
-        *pi = (unsigned)attrib < 32 ? f->attrs_other[attrib] : 0;
+        *pi = (unsigned)attrib < 32 ? __atomic_load_n(&f->attrs_other[attrib], __ATOMIC_RELAXED) : 0;
         break;
     }
     return CUDA_SUCCESS;
@@ -489,11 +489,11 @@ static CUresult func_set_attr(sim_func *f, CUfunction_attribute attrib, int valu
     switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
         if (value < 0 || value > SIM_MAX_DYN_SMEM_OPTIN) return CUDA_ERROR_INVALID_VALUE;
-        f->max_dyn_smem = value;
+        __atomic_store_n(&f->max_dyn_smem, value, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
         if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
-        f->carveout = value;
+        __atomic_store_n(&f->carveout, value, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
@@ -501,7 +501,7 @@ static CUresult func_set_attr(sim_func *f, CUfunction_attribute attrib, int valu
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
     case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-        f->attrs_other[attrib] = value;
+        __atomic_store_n(&f->attrs_other[attrib], value, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;
@@ -567,7 +567,7 @@ CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, un
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0) return CUDA_ERROR_INVALID_VALUE;
     if (gy > 65535 || gz > 65535 || gx > 2147483647u) return CUDA_ERROR_INVALID_VALUE;
     if (bx > 1024 || by > 1024 || bz > 64 || (unsigned long long)bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
-    if (smem > (unsigned)f->max_dyn_smem) return CUDA_ERROR_INVALID_VALUE;
+    if (smem > (unsigned)__atomic_load_n(&f->max_dyn_smem, __ATOMIC_RELAXED)) return CUDA_ERROR_INVALID_VALUE;
 
     const void *buf = NULL;
     size_t bufsize = 0;
