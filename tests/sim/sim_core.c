@@ -1418,15 +1418,22 @@ static size_t env_bytes(const char *name, size_t dflt) {
     return v && *v ? (size_t)strtoull(v, NULL, 0) : dflt;
 }
 
+/* These settings are read once, lazily, from whichever thread asks first: the
+ * cached values are atomics (two threads racing both read the same variable). */
 size_t sim_total_mem(void) {
     static size_t total;
-    if (!total) total = env_bytes("SIMCUDA_DEVICE_MEMORY", SIM_TOTAL_MEM);
-    return total;
+    size_t n = __atomic_load_n(&total, __ATOMIC_RELAXED);
+    if (!n) __atomic_store_n(&total, n = env_bytes("SIMCUDA_DEVICE_MEMORY", SIM_TOTAL_MEM), __ATOMIC_RELAXED);
+    return n;
 }
 
 size_t sim_exec_bytes(void) {
-    static size_t n = (size_t)-1;
-    if (n == (size_t)-1) n = env_bytes("SIMCUDA_GRAPH_EXEC_BYTES", getenv("SIMCUDA_DEVICE_MEMORY") ? 1u << 20 : 0);
+    static size_t cached = (size_t)-1;
+    size_t n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (n == (size_t)-1) {
+        n = env_bytes("SIMCUDA_GRAPH_EXEC_BYTES", getenv("SIMCUDA_DEVICE_MEMORY") ? 1u << 20 : 0);
+        __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
+    }
     return n;
 }
 
@@ -1445,8 +1452,9 @@ void sim_dev_unreserve(size_t n) {
 }
 
 void sim_dev_release(void *p) {
-    static int keep = -1;
-    if (keep < 0) keep = env_bytes("SIMCUDA_NO_ADDRESS_REUSE", 0) != 0;
+    static int cached = -1;
+    int keep = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (keep < 0) __atomic_store_n(&cached, keep = env_bytes("SIMCUDA_NO_ADDRESS_REUSE", 0) != 0, __ATOMIC_RELAXED);
     if (!keep) free(p);
 }
 
