@@ -123,6 +123,8 @@ int enc_core_out_of_memory(void);
 /* Flush points. `stream` may be ENC_ANY_STREAM-like placeholders handled by hooks. */
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why);
 void enc_core_flush_all(enum enc_flush_reason why);
+/* After the program launched a graph of its own on the stream (core/rest.c). */
+void enc_core_program_graph(CUstream stream, int per_thread);
 /* Switched off: still order this thread's per-thread streams after launches
  * encore released from other threads before (cheap when there are none). */
 void enc_core_join_pending(void);

@@ -306,9 +306,9 @@ static inline int enc_rest_take(enc_stream_state *st) {
         return 0;
     return __atomic_sub_fetch(&st->rest_left, 1, __ATOMIC_RELAXED) >= 0;
 }
-/* With st->mu held, before a launch is recorded: counts it into the window, and
- * at the window's end decides. 1 if st rests from now on (this launch included). */
-int enc_rest_note_launch(enc_stream_state *st);
+/* With st->mu held, before a launch is recorded (n 1), or after the program's own graph
+ * launch: counts it into the window; at the window's end decides. 1 if st rests from now on. */
+int enc_rest_note_work(enc_stream_state *st, uint32_t n);
 /* With st->mu held: a state that names a new stream starts without a rest or a window. */
 void enc_rest_forget(enc_stream_state *st);
 /* A sequence was learnt; `recurring`: it (or its structure) had come before. */

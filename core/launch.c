@@ -288,7 +288,7 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
-    if (enc_rest_note_launch(st)) {
+    if (enc_rest_note_work(st, 1)) {
         pthread_mutex_unlock(&st->mu);
         return pass_resting(st, l);
     }

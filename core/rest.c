@@ -25,6 +25,15 @@
  * window that captured a graph and replayed nothing yet is an investment,
  * not a loss; one that replayed but lost time does not forget the back-off.
  *
+ * A graph the program launches itself (torch.compile's "reduce-overhead",
+ * CUDA-graph trees, llama.cpp) counts as PROGRAM_GRAPH_WEIGHT launches of the
+ * window: work on the stream that encore does not hold. Where the program's
+ * work runs in its own graphs and only a copy or two run eagerly between
+ * them, nothing between its graphs is worth holding; the window so ends
+ * within a few hundred of its graph launches, not tens of thousands of steps,
+ * and the stream steps aside (the rest itself is counted in eager launches
+ * alone: a program of graphs only rests for as long as it keeps to them).
+ *
  * The first window is longer (REST_FIRST_WINDOW): a loop whose body has up to
  * about a third of it in launches replays within it (seen twice, captured,
  * replayed the third time), and a longer one is still learning there. A
@@ -32,7 +41,8 @@
  * first 16 384 launches (then one probe of 4 096 per up to 4 M launches); one
  * that starts repeating later is picked up at the next probe. Resting
  * follows ENCORE_HOLD_RULE (0: never rests). Everything here runs with the
- * stream's mutex held, but for enc_rest_take (internal.h). */
+ * stream's mutex held, but for enc_rest_take (internal.h) and the entry of a
+ * program's graph launch (enc_core_program_graph), which takes it. */
 #define _GNU_SOURCE
 #include "base/log.h"
 #include "core/internal.h"
@@ -45,6 +55,7 @@
 #define REST_MAX_SHIFT 4u        /* ... times four each rest, up to 16384 << 8 = 4 194 304 */
 #define RECUR_SHARE 8u           /* still learning: at least 1 in 8 sequences had come before */
 #define NEG_WINDOWS 4u           /* windows in a row that lost time: rest */
+#define PROGRAM_GRAPH_WEIGHT 64u /* the launches of the window a program's own graph launch counts as */
 
 static void new_window(enc_stream_state *st, uint32_t len) {
     for (int i = 0; i < ENC_ACCT_COUNT; i++) st->win_acct0[i] = st->acct[i];
@@ -78,11 +89,12 @@ void enc_rest_forget(enc_stream_state *st) {
     __atomic_store_n(&st->rest_left, 0, __ATOMIC_RELAXED);
 }
 
-int enc_rest_note_launch(enc_stream_state *st) {
+int enc_rest_note_work(enc_stream_state *st, uint32_t n) {
     if (!enc_opt.hold_rule) return 0;
     if (__atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) < 0) /* a rest ran out under several threads */
         __atomic_store_n(&st->rest_left, 0, __ATOMIC_RELAXED);
-    if (++st->win_launches < st->win_len) return 0;
+    st->win_launches += n;
+    if (st->win_launches < st->win_len) return 0;
     int lost = !st->held && enc_window_lost_time(st);
     if (lost && st->win_neg < 255) st->win_neg++;
     if (!lost && !st->held) st->win_neg = 0;
@@ -97,4 +109,14 @@ int enc_rest_note_launch(enc_stream_state *st) {
     }
     begin_rest(st);
     return 1;
+}
+
+void enc_core_program_graph(CUstream stream, int per_thread) {
+    if (!enc_active) return;
+    ENC_TSTAT_ADD(program_graph_launches, 1);
+    enc_stream_state *st = enc_opt.hold_rule ? enc_stream_for(stream, per_thread, 0) : NULL;
+    if (!st || __atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) > 0) return; /* resting: eager launches count */
+    pthread_mutex_lock(&st->mu);
+    if (enc_rest_note_work(st, PROGRAM_GRAPH_WEIGHT)) ENC_TSTAT_ADD(streams_rested_own_graphs, 1);
+    pthread_mutex_unlock(&st->mu);
 }

@@ -122,6 +122,8 @@ void enc_stats_snapshot(enc_summary *s) {
         s->streams_rested += RD(streams_rested);
         s->launches_unrecorded += RD(launches_unrecorded);
         s->streams_rested_losing += RD(streams_rested_losing);
+        s->streams_rested_own_graphs += RD(streams_rested_own_graphs);
+        s->program_graph_launches += RD(program_graph_launches);
         s->switched_off += RD(switched_off);
         s->launches_passive += RD(launches_passive);
         s->graphs_replayed += RD(graphs_replayed);

@@ -186,10 +186,11 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
         enc_core_capture_prepare(stream, per_thread); /* issues everything held; encore stops calling the driver */
     else if (cls == ENC_CLASS_LAUNCH) /* a launch shape the engine does not defer (cooperative, legacy API) */
         enc_core_opaque_launch(one_stream ? stream : NULL, one_stream ? per_thread : -1);
-    else if (cls == ENC_CLASS_FLUSH_STREAM && one_stream && stream != ENC_MANY_STREAMS)
+    else if (cls == ENC_CLASS_FLUSH_STREAM && one_stream && stream != ENC_MANY_STREAMS) {
         enc_core_flush_stream(stream, per_thread,
                               (flags & ENC_F_CAPTURE_BEGIN) ? ENC_FLUSH_CAPTURE : ENC_FLUSH_STREAM_CALL);
-    else if (cls != ENC_CLASS_PASS)
+        if (flags & ENC_F_PROGRAM_GRAPH) enc_core_program_graph(stream, per_thread);
+    } else if (cls != ENC_CLASS_PASS)
         enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* flush-all, unknown, or a stream call without one stream */
     enc_flush_cause = 0;
     take_pending(cls, flags, stream, per_thread, one_stream);

@@ -126,7 +126,7 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuGraphInstantiateWithFlags", PASS, 0, "graph construction"},
     {"cuGraphKernelNodeGetAttribute", PASS, 0, "query"},
     {"cuGraphKernelNodeGetParams", PASS, 0, "query"},
-    {"cuGraphLaunch", STREAM, ENC_F_ANY_EVENT,
+    {"cuGraphLaunch", STREAM, ENC_F_ANY_EVENT | ENC_F_PROGRAM_GRAPH,
      "stream-ordered work; its event nodes, resolved at the launch, may name any event"},
     {"cuGraphNodeGetDependencies", PASS, 0, "query"},
     {"cuGraphNodeGetDependentNodes", PASS, 0, "query"},

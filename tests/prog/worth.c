@@ -12,8 +12,15 @@
  *              row: with ENCORE_PATCH=0 each body is captured after its
  *              second sighting and never comes again, so its graph never
  *              replays. Captures at that start must stop after a few.
+ *   owngraphs  a program that runs its own graph (torch.compile's
+ *              "reduce-overhead", CUDA-graph trees): each step copies its
+ *              input with one eager kernel, launches the graph it captured
+ *              once (8 kernels) and reads the result now and then. Nothing
+ *              between the graph launches is worth holding: the stream
+ *              steps aside. With `eager` > 1, that many kernels run eagerly
+ *              before each graph launch, the same every step: worth a graph.
  *
- *   prog_worth MODE [steps] */
+ *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
 #include <stdio.h>
@@ -75,6 +82,35 @@ static void pairs(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void owngraphs(int steps, int eager) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r, in = prog_alloc(N), z = prog_alloc(N);
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    k_fill(&k, s, in, 7, N);
+    k_fill(&k, s, z, 9, N);
+    CUgraph g;
+    CUgraphExec ge;
+    CK(drv.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < OPS / 2; i++) {
+        k_axpy(&k, s, y, x, 3, N);
+        k_stamp(&k, s, y, N);
+    }
+    k_reduce(&k, s, r, y, N);
+    CK(drv.cuStreamEndCapture(s, &g));
+    CK(drv.cuGraphInstantiate(&ge, g, 0));
+    for (int it = 0; it < steps; it++) {
+        for (int i = 1; i < eager; i++) /* the program's eager work before its graph */
+            i % 2 ? k_stamp(&k, s, z, N) : k_axpy(&k, s, z, in, 5, N);
+        k_add(&k, s, x, in, N); /* the step's input, into the graph's own buffer */
+        CK(drv.cuGraphLaunch(ge, s));
+        if (it % 64 == 0 || it == steps - 1) prog_print_reduce(s, r, "step", it);
+    }
+    CK(drv.cuGraphExecDestroy(ge));
+    CK(drv.cuGraphDestroy(g));
+    k_add(&k, s, y, z, N);
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -84,6 +120,8 @@ int main(int argc, char **argv) {
         opbyop(steps);
     else if (!strcmp(mode, "pairs"))
         pairs(steps);
+    else if (!strcmp(mode, "owngraphs"))
+        owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
         fprintf(stderr, "prog_worth: unknown mode %s\n", mode);
         return 2;
