@@ -324,7 +324,7 @@ int enc_graph_unname_event(enc_graph *g, CUevent ev) {
         if (set_event(g->exec, g->knodes[i].node, op.kind, cap) != CUDA_SUCCESS) return 0;
         op.ev = cap;
         memcpy(g->arena + r->arg_off, &op, sizeof op);
-        r->afp = enc_fp_args(g->arena + r->arg_off, r->L->argbytes);
+        r->afp = enc_fp_args(g->arena + r->arg_off, r->L->argbytes, r->grid);
         changed = 1;
     }
     if (changed) {

@@ -150,10 +150,10 @@ int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
     r->nattrs = nattrs;
     r->arg_off = (uint32_t)seq->arena_used;
     r->attr_off = (uint32_t)((unsigned char *)attrs - seq->arena);
-    uint64_t sfp = enc_structural_fp((const void *)l->f, l->grid, l->block, l->smem, L->argbytes, nattrs);
+    uint64_t sfp = enc_structural_fp((const void *)l->f, l->block, l->smem, L->argbytes, nattrs);
     if (nattrs) sfp = XXH3_64bits_withSeed(attrs, attr_bytes, sfp);
     r->sfp = sfp;
-    r->afp = enc_fp_args(args, L->argbytes);
+    r->afp = enc_fp_args(args, L->argbytes, l->grid);
     seq->arena_used += need;
     return 0;
 }

@@ -28,14 +28,15 @@
 
 static inline int same_structure(const enc_rec *a, const unsigned char *aa, const enc_rec *b, const unsigned char *ba) {
     if (a->sfp != b->sfp || a->f != b->f || a->smem != b->smem || a->nattrs != b->nattrs ||
-        memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
-        a->L->argbytes != b->L->argbytes)
+        memcmp(a->block, b->block, sizeof a->block) || a->L->argbytes != b->L->argbytes)
         return 0;
     return a->nattrs == 0 || memcmp(aa + a->attr_off, ba + b->attr_off, a->nattrs * sizeof(CUlaunchAttribute)) == 0;
 }
 
+/* The arguments and the grid (fingerprint.h: the grid goes with the arguments). */
 static inline int same_args(const enc_rec *a, const unsigned char *aa, const enc_rec *b, const unsigned char *ba) {
-    return a->afp == b->afp && memcmp(aa + a->arg_off, ba + b->arg_off, a->L->argbytes) == 0;
+    return a->afp == b->afp && memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
+           memcmp(aa + a->arg_off, ba + b->arg_off, a->L->argbytes) == 0;
 }
 
 /* May a launch with r's attributes have its arguments patched into the node
@@ -166,6 +167,7 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
         }
         if (r != CUDA_SUCCESS) break;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
+        memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
         g->recs[i].afp = h->afp;
     }
     g->args_key = enc_args_key(g->recs, g->len); /* once, for every node patched */

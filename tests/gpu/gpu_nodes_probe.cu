@@ -10,6 +10,10 @@
 //   gpu_nodes_probe attrpatch            14: does a launch attribute (a cluster shape, a programmatic
 //                                        edge) survive an argument patch of its node (core/replay.c
 //                                        attrs_patchable patches programmatic serialization only)?
+//   gpu_nodes_probe gridpatch            15: what cuGraphExecKernelNodeSetParams takes of a kernel node's
+//                                        launch configuration (issue 30): a larger and a smaller grid, another
+//                                        block shape, more dynamic shared memory than captured; each patched
+//                                        graph's result against the same launch made eagerly
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
@@ -223,6 +227,54 @@ static int attr_patch_rules() {
     return 0;
 }
 
+__global__ void axpy_smem(float *y, const float *x, float a, int n) {
+    extern __shared__ float tile[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < n ? x[i] : 0.f;
+    __syncthreads();
+    if (i < n) y[i] = a * tile[threadIdx.x] + y[i] * 0.5f;
+}
+
+// One kernel node captured at (grid0, block0, smem0), patched to (grid, block, smem), launched;
+// its output against the same launch made eagerly on a copy of the same inputs.
+static void grid_patch(const char *what, unsigned grid0, unsigned block0, unsigned smem0, unsigned grid, unsigned block,
+                       unsigned smem) {
+    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    float *x, *y, *z; CK(cudaMalloc(&x, N * 4)); CK(cudaMalloc(&y, N * 4)); CK(cudaMalloc(&z, N * 4));
+    std::vector<float> h(N); for (int i = 0; i < N; i++) h[i] = (float)(i % 97);
+    CK(cudaMemcpy(x, h.data(), N * 4, cudaMemcpyHostToDevice)); CK(cudaMemset(y, 0, N * 4)); CK(cudaMemset(z, 0, N * 4));
+    int n = N; float a = 2.f;
+    cudaGraph_t g; cudaGraphExec_t gx;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    axpy_smem<<<grid0, block0, smem0, s>>>(y, x, a, n);
+    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&gx, g, 0));
+    cudaGraphNode_t node; size_t nn = 1; CK(cudaGraphGetNodes(g, &node, &nn));
+    CUresult (*get)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v1 *) = nullptr;
+    CUresult (*set)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *) = nullptr;
+    CUdriverProcAddressQueryResult qr;
+    cuGetProcAddress("cuGraphKernelNodeGetParams", (void **)&get, 10000, CU_GET_PROC_ADDRESS_DEFAULT, &qr);
+    cuGetProcAddress("cuGraphExecKernelNodeSetParams", (void **)&set, 10010, CU_GET_PROC_ADDRESS_DEFAULT, &qr);
+    CUDA_KERNEL_NODE_PARAMS_v1 p; CUresult gr = get((CUgraphNode)node, &p);
+    void *args[] = {&y, &x, &a, &n};
+    p.gridDimX = grid; p.blockDimX = block; p.sharedMemBytes = smem; p.kernelParams = args; p.extra = nullptr;
+    CUresult pr = set((CUgraphExec)gx, (CUgraphNode)node, &p);
+    cudaError_t l = cudaGraphLaunch(gx, s), q = cudaStreamSynchronize(s); cudaGetLastError();
+    axpy_smem<<<grid, block, smem, s>>>(z, x, a, n);
+    cudaError_t e = cudaStreamSynchronize(s); cudaGetLastError();
+    printf("RULE 15 %s: get %d, patch %d, launch %s, sync %s, eager %s; graph sum %.0f, eager sum %.0f (%s)\n", what, (int)gr,
+           (int)pr, nm(l), nm(q), nm(e), sum(y), sum(z), sum(y) == sum(z) ? "the same" : "DIFFERENT");
+    cudaGraphExecDestroy(gx); cudaGraphDestroy(g); cudaFree(x); cudaFree(y); cudaFree(z); cudaStreamDestroy(s);
+}
+
+static int grid_patch_rules() {
+    grid_patch("grid 4 -> 16 (block 256)", 4, 256, 1024, 16, 256, 1024);
+    grid_patch("grid 16 -> 4 (block 256)", 16, 256, 1024, 4, 256, 1024);
+    grid_patch("block 256 -> 128, grid 8 -> 32", 8, 256, 1024, 32, 128, 512);
+    grid_patch("dynamic shared memory 1024 -> 4096 bytes", 16, 256, 1024, 16, 256, 4096);
+    grid_patch("dynamic shared memory 1024 -> 64 KiB (above the default 48 KiB)", 16, 256, 1024, 16, 256, 65536);
+    return 0;
+}
+
 static int rules() {
     cudaStream_t s, s2; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     const long long LONG = 200000000; // ~0.1 s
@@ -298,6 +350,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0); // each RULE line out at once: a crash or a timeout keeps what came before
     if (!strcmp(argv[1], "rules")) return rules();
     if (!strcmp(argv[1], "attrpatch")) return attr_patch_rules();
+    if (!strcmp(argv[1], "gridpatch")) return grid_patch_rules();
     if (!strcmp(argv[1], "rule13")) {
         cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         patched_event_destroyed(s);

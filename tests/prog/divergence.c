@@ -13,7 +13,8 @@
  *   2 middle: mix(y, 7)      fill(y, 7)    salt 7 -> 8
  *   3:        axpy(x, y, 3)
  *   4 last:   add(x, y, n)   copy(x, y, n) n -> n/2
- * "config" launches the position with half the blocks. */
+ * "config" launches the position with half the threads per block (its
+ * structure; a grid that changes is patched like an argument: prog_grow). */
 #include "prog.h"
 
 #include <stdio.h>
@@ -48,28 +49,28 @@ int main(int argc, char **argv)
         for (int p = 0; p < 5; p++) {
             int here = odd && p == pos;
             int other_kernel = here && !strcmp(kind, "kernel");
-            unsigned grid = here && !strcmp(kind, "config") ? PROG_GRID(N) / 2 : PROG_GRID(N);
+            unsigned grid = PROG_GRID(N), block = here && !strcmp(kind, "config") ? PROG_BLOCK / 2 : PROG_BLOCK;
             int other_args = here && !strcmp(kind, "args");
             uint32_t n = N, a = 3, salt;
             void *p2[] = {&x, &y, &a, &n};
             switch (p) {
             case 0:
                 salt = other_args ? 6 : 5;
-                prog_launch(other_kernel ? k.fill : k.mix, grid, PROG_BLOCK, 0, s, (void *[]){&x, &salt, &n});
+                prog_launch(other_kernel ? k.fill : k.mix, grid, block, 0, s, (void *[]){&x, &salt, &n});
                 break;
             case 1:
-                prog_launch(k.add, grid, PROG_BLOCK, 0, s, (void *[]){&y, &x, &n});
+                prog_launch(k.add, grid, block, 0, s, (void *[]){&y, &x, &n});
                 break;
             case 2:
                 salt = other_args ? 8 : 7;
-                prog_launch(other_kernel ? k.fill : k.mix, grid, PROG_BLOCK, 0, s, (void *[]){&y, &salt, &n});
+                prog_launch(other_kernel ? k.fill : k.mix, grid, block, 0, s, (void *[]){&y, &salt, &n});
                 break;
             case 3:
-                prog_launch(k.axpy, grid, PROG_BLOCK, 0, s, p2);
+                prog_launch(k.axpy, grid, block, 0, s, p2);
                 break;
             case 4:
                 n = other_args ? N / 2 : N;
-                prog_launch(other_kernel ? k.copy : k.add, grid, PROG_BLOCK, 0, s, (void *[]){&x, &y, &n});
+                prog_launch(other_kernel ? k.copy : k.add, grid, block, 0, s, (void *[]){&x, &y, &n});
                 break;
             }
         }
