@@ -638,7 +638,7 @@ def plain_llama_generate(torch, dev, prompt, new_tokens):
     embed = nn.Embedding(cfg["vocab_size"], d)
     blocks = nn.ModuleList(Layer() for _ in range(layers))
     norm, head = RMSNorm(), nn.Linear(d, cfg["vocab_size"], bias=False)
-    model = nn.ModuleList([embed, blocks, norm, head]).to(device=dev, dtype=torch.float16).eval()
+    nn.ModuleList([embed, blocks, norm, head]).to(device=dev, dtype=torch.float16).eval()
     inv_freq = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd))
 
     def rotate_half(x):

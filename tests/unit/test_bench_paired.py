@@ -68,7 +68,8 @@ check("corpus: at least 20 workloads, every one known to bench_paired, none twic
 check("corpus: every Python workload has a builder and default steps in bench_never_slower.py",
       all(w in bns.BUILDERS and w in bns.DEFAULT_STEPS for w, v in bp.WORKLOADS.items() if v[0] == "py"))
 check("expand_workloads: 'corpus' stands for the corpus, in order, names around it kept, repeats dropped",
-      bp.expand_workloads(["cupy", "corpus", "mlp-cpp"]) == ["cupy"] + [w for w in bp.CORPUS if w != "cupy"] + ["mlp-cpp"])
+      bp.expand_workloads(["cupy", "corpus", "mlp-cpp"]) ==
+      ["cupy"] + [w for w in bp.CORPUS if w != "cupy"] + ["mlp-cpp"])
 s, n = P.switch_schedule("jax-jit", "encore", 19)
 check("switch_schedule: a workload without a graph mode of its own alternates P and A only", s == "PA" and n % 2 == 1)
 finish()
