@@ -1076,6 +1076,11 @@ def main():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     start_watchdog(args.workload, float(os.environ.get("BENCH_WATCHDOG_S", "540")))
+    try:  # a crash in native code (a driver, NCCL, XLA) leaves its Python stack in stderr
+        import faulthandler
+        faulthandler.enable(file=sys.stderr)
+    except Exception:
+        pass
     try:
         run(args)
     except Exception as e:
