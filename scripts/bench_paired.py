@@ -78,12 +78,51 @@ WORKLOADS = {
         "AOTInductor transformer, from Python (aoti_load_package)"),
     "mlp-aoti": ("py", "manual torch.cuda.graph of the runner, relaxed capture", 25,
         "AOTInductor MLP, from Python"),
+    # the corpus of issue 28: programs shaped like what users run (tests/bench/bench_never_slower.py)
+    "mlp-graphs": ("py", None, 40,
+        "own CUDA graphs: torch.compile reduce-overhead MLP"),
+    "transformer-graphs": ("py", None, 50,
+        "own CUDA graphs: torch.compile reduce-overhead transformer"),
+    "jax-jit": ("py", None, 15,
+        "JAX jitted step (8 elementwise ops + 256x256 matmul) in a loop"),
+    "hf-generate": ("py", None, 25,
+        "Hugging Face Llama (4 layers, fp16) generate 32 tokens, dynamic cache"),
+    "serve-varbatch": ("py", None, 12,
+        "inference server loop, MLP, batch 1..64 changing every request"),
+    "ddp-1gpu": ("py", None, 20,
+        "DDP training step (NCCL, world size 1), MLP b=32, SGD"),
+    "unet-step": ("py", "manual torch.cuda.graph", 15,
+        "diffusion UNet denoising step, 1x3x64x64, eager"),
+    "rl-loop": ("py", "manual torch.cuda.graph", 12,
+        "RL loop: 256 CartPole envs in torch + policy MLP + sampling"),
+    "cupy-solver": ("py", None, 10,
+        "CuPy conjugate gradient, CSR Poisson 65,536 unknowns, 20 iterations"),
     # PyTorch from C++ (tests/bench/bench_libtorch.cpp, built by scripts/build-libtorch-bench)
     "libtorch": ("cpp", "manual at::cuda::CUDAGraph", 15,
         "libtorch C++ transformer, op by op (no Python)"),
     "aoti-cpp": ("cpp", "manual at::cuda::CUDAGraph, relaxed capture", 15,
         "AOTInductor transformer, from C++ (AOTIModelPackageLoader)"),
 }
+# The corpus of issue 28, in priority order (a run cut short by its budget keeps the first ones):
+# `scripts/bench --workloads corpus`, `WORKLOADS=corpus scripts/gpu-bench-never-slower`.
+CORPUS = ["native-repeat", "native-step", "native-random", "cublas", "triton", "cupy", "cupy-solver", "resnet18",
+          "resnet18-det", "jax-ops", "jax-jit", "train", "ddp-1gpu", "unet-step", "rl-loop", "mlp-compile",
+          "transformer-cpp", "transformer-aoti", "mlp-graphs", "transformer-graphs", "hf-generate", "serve-varbatch",
+          "libtorch"]
+WORKLOAD_SETS = {"corpus": CORPUS}
+
+
+def expand_workloads(names):
+    """A comma list of workloads, where a set's name (corpus) stands for its workloads; order kept,
+    repeats dropped."""
+    out = []
+    for w in names:
+        for x in WORKLOAD_SETS.get(w, [w]):
+            if x and x not in out:
+                out.append(x)
+    return out
+
+
 # Named variants: the environment on top of LD_PRELOAD=libencore.so (None: no preload).
 # They separate encore's costs with existing options (issue 11, item 3).
 VARIANTS = {

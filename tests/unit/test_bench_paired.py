@@ -59,4 +59,17 @@ check("switch_schedule: a native workload with a graph mode gets G blocks",
 s, n = P.switch_schedule("triton", "encore", 19)
 check("switch_schedule: Python workloads alternate P and A (no D: the driver cannot be bypassed there)",
       s == "PAG" and n % 3 == 1)
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+import bench_never_slower as bns  # noqa: E402  (stdlib and ctypes only at import)
+
+check("corpus: at least 20 workloads, every one known to bench_paired, none twice",
+      len(bp.CORPUS) >= 20 and all(w in bp.WORKLOADS for w in bp.CORPUS) and len(set(bp.CORPUS)) == len(bp.CORPUS))
+check("corpus: every Python workload has a builder and default steps in bench_never_slower.py",
+      all(w in bns.BUILDERS and w in bns.DEFAULT_STEPS for w, v in bp.WORKLOADS.items() if v[0] == "py"))
+check("expand_workloads: 'corpus' stands for the corpus, in order, names around it kept, repeats dropped",
+      bp.expand_workloads(["cupy", "corpus", "mlp-cpp"]) ==
+      ["cupy"] + [w for w in bp.CORPUS if w != "cupy"] + ["mlp-cpp"])
+s, n = P.switch_schedule("jax-jit", "encore", 19)
+check("switch_schedule: a workload without a graph mode of its own alternates P and A only", s == "PA" and n % 2 == 1)
 finish()
