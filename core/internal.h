@@ -278,9 +278,9 @@ typedef struct enc_stream_state {
     } sample;
 
     /* Learning that does not pay (core/rest.c): a window of launches, its holds that ended in a replay, its
-     * sequences learnt and how many of them had come before; acct and launches when it began, windows in a row
-     * whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through unrecorded. */
-    uint32_t win_launches, win_len, win_replays, win_seqs, win_recur;
+     * sequences learnt, how many had come before, how many were too small to capture; acct when it began, windows
+     * in a row whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through. */
+    uint32_t win_launches, win_len, win_replays, win_seqs, win_recur, win_small;
     uint64_t win_acct0[ENC_ACCT_COUNT + 1];
     int32_t rest_left;
     uint8_t rest_shift, win_neg;

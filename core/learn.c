@@ -457,6 +457,7 @@ void enc_learn_sequence(enc_stream_state *st) {
                                                           : -1;
     if (never >= 0) { /* not a candidate (a replayed one is not counted as learning) */
         if (!seq->fully_replayed) learnt((enum enc_learn_outcome)never);
+        if (never == ENC_LEARN_SHORT || never == ENC_LEARN_UNDER_TWO) st->win_small++; /* rest.c */
         return;
     }
     if (seq->fully_replayed) {
