@@ -1,7 +1,7 @@
-/* Unit tests of the candidate table (core/learn.c, enc_cand_find): a
+/* Unit tests of the candidate table (core/graphs/learn.c, enc_cand_find): a
  * sequence's hash is counted in one of a few slots near its home slot; a new
  * hash takes a free slot, or else the least-counted candidate still counting. */
-#include "core/internal.h"
+#include "core/state/internal.h"
 #include "testhelper.h"
 
 #define HOME 5

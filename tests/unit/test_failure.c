@@ -1,10 +1,10 @@
 /* Unit tests of what happens when a held launch fails as it is released
- * (core/failure.c): a sticky error asks encore to switch off; any other is
+ * (core/path/failure.c): a sticky error asks encore to switch off; any other is
  * kept on its stream and returned, once, by the next call that observes that
  * stream or by a flush-everything call. The stream states are real ones
- * (core/stream.c) on a fake driver that only answers what a new state asks. */
+ * (core/streams/stream.c) on a fake driver that only answers what a new state asks. */
 #include "base/driver.h"
-#include "core/internal.h"
+#include "core/state/internal.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

@@ -1,7 +1,7 @@
-/* Unit tests of the hold budget and the hold ramp (core/sequence.c): how long
+/* Unit tests of the hold budget and the hold ramp (core/streams/sequence.c): how long
  * a stream's sequences may be, given the host time between its launches and
  * how many sequences ended full since the last flush point. */
-#include "core/internal.h"
+#include "core/state/internal.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

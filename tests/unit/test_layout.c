@@ -1,9 +1,9 @@
-/* Unit tests of the parameter-layout cache (core/layout.c) against a fake
+/* Unit tests of the parameter-layout cache (core/graphs/layout.c) against a fake
  * driver: enc_drv's parameter-info and name functions point at the fakes
  * below, which describe a few kernels by handle and count their calls. */
 #include "base/driver.h"
 #include "base/guard.h"
-#include "core/internal.h"
+#include "core/state/internal.h"
 #include "testhelper.h"
 
 enum {

@@ -1,8 +1,8 @@
-/* Unit tests of recording a launch into a sequence (core/record.c): what a
+/* Unit tests of recording a launch into a sequence (core/streams/record.c): what a
  * record keeps, its fingerprints and the sequence hashes, padding between
  * parameters zeroed, launches that cannot be recorded, and moving the pending
  * launch into a fresh sequence (the anchor cut). */
-#include "core/internal.h"
+#include "core/state/internal.h"
 #include "testhelper.h"
 
 /* A layout of (int at 0, pointer-sized at 8): 4 bytes of padding at 4..8. */

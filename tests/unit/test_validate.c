@@ -1,10 +1,10 @@
 /* Unit tests of the check a launch passes before it is held
- * (core/validate.c), and of the program's changes of a function's
+ * (core/path/validate.c), and of the program's changes of a function's
  * attributes, against a fake driver: one device (limits as on an H100), a
  * function F whose limits the test sets, a CUkernel K, and a function whose
  * attributes cannot be read. The fakes count their calls. */
 #include "base/driver.h"
-#include "core/internal.h"
+#include "core/state/internal.h"
 #include "policy/options.h"
 #include "testhelper.h"
 
