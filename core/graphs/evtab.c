@@ -27,7 +27,12 @@
 #include <string.h>
 
 #include "base/driver.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
 
 #define EVT_CAP 4096 /* a power of two */
 #define EVT_WIN 16   /* slots probed per key */

@@ -25,7 +25,12 @@
  * Everything here runs with the stream's mutex held. */
 #define _GNU_SOURCE
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
 #include "core/graphs/worth.h"
 #include "policy/options.h"
 

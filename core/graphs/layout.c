@@ -20,7 +20,12 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
 
 #define LAYOUT_PROBES 64                         /* slots tried from a function's home slot */
 #define LAYOUT_FILL_MAX (ENC_LAYOUT_CAP * 3 / 4) /* layouts cached at most */

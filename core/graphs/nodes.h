@@ -1,8 +1,8 @@
 /* encore: stream operations other than kernel launches as parts of
  * sequences (nodes.c: recording, issuing, patching their graph nodes;
  * evtab.c: which stream holds which event, what memory is device or
- * page-locked). Included by internal.h, which defines the structures named
- * here. */
+ * page-locked). The structures named here are
+ * core/state/types.h's. */
 #ifndef ENCORE_NODES_H
 #define ENCORE_NODES_H
 
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/path/engine.h"
+#include "core/state/calls.h"
 
 struct enc_graph;
 struct enc_layout;
@@ -31,6 +31,7 @@ int enc_op_events_patchable(void);
 /* g was captured with `placeholder` in every event node: name the program's
  * events in its exec (they are what g's records say). NULL, or what failed. */
 const char *enc_graph_name_events(struct enc_graph *g, CUevent placeholder);
+int enc_nodes_events_churn(void); /* 1: events churn, records and waits are no longer held */
 void enc_nodes_note_replay(void); /* a graph with stream operations replayed (nodes.c: events churn?) */
 uint64_t enc_nodes_turned_back(uint64_t *not_held); /* event nodes turned back; *not_held: events churn (0/1) */
 /* g stops naming ev (the held arguments follow): 1, or 0 if g cannot and must go. */

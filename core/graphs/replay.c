@@ -19,7 +19,12 @@
 
 #include "base/driver.h"
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
 #include "core/graphs/worth.h"
 #include "core/observe/nvtx.h"
 #include "policy/options.h"

@@ -19,7 +19,12 @@
 
 #include "base/driver.h"
 #include "base/guard.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
 
 #define TRIE_INITIAL_NODES 64  /* grows by doubling */
 #define TRIE_INITIAL_SLOTS 128 /* child-table slots; grows by doubling, kept at least twice the nodes */

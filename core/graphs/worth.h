@@ -4,7 +4,7 @@
 #ifndef ENCORE_WORTH_H
 #define ENCORE_WORTH_H
 
-#include "core/state/internal.h"
+#include "core/state/stream_state.h"
 
 /* May st's open sequence be captured, as graphs of its structure replayed? (counts a refusal) */
 int enc_capture_admits(enc_stream_state *st);
@@ -15,8 +15,5 @@ void enc_capture_paid(enc_store *s, uint32_t node);
 /* Capturing sequences that begin with a launch of `L` was given up there: `unpaid` of the `caps` graphs
  * captured there never replayed; `skip`: captures refused before the next try. */
 void enc_event_capture_given_up(const enc_layout *L, uint32_t unpaid, uint32_t caps, uint32_t skip);
-
-/* Did st's window (since new_window in rest.c) lose host time? (this thread's measures; 0 if not measured) */
-int enc_window_lost_time(const enc_stream_state *st);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/graphs/nodes.h"
 #include "core/observe/stats.h"
 #include "core/observe/topk.h"
 
@@ -92,6 +91,10 @@ static void top_causes(enc_summary *s, const uint64_t *by_cause) {
     }
 }
 
+static const enc_stats_engine *engine; /* atomic */
+
+void enc_stats_register(const enc_stats_engine *e) { __atomic_store_n(&engine, e, __ATOMIC_RELEASE); }
+
 void enc_stats_snapshot(enc_summary *s) {
     uint64_t by_cause[ENC_MAX_CAUSES]; /* 8 KiB of stack: snapshots are rare (exit) */
     memset(s, 0, sizeof *s);
@@ -138,13 +141,14 @@ void enc_stats_snapshot(enc_summary *s) {
     }
     top_causes(s, by_cause);
     s->graphs_captured = __atomic_load_n(&g_captured, __ATOMIC_RELAXED);
-    s->event_nodes_turned_back = enc_nodes_turned_back(&s->events_not_held);
+    const enc_stats_engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+    if (e && e->turned_back) s->event_nodes_turned_back = e->turned_back(&s->events_not_held);
     s->graphs_evicted = __atomic_load_n(&g_evicted, __ATOMIC_RELAXED);
     s->capture_failures = __atomic_load_n(&g_capture_failures, __ATOMIC_RELAXED);
     s->oom_retries = __atomic_load_n(&g_oom_retries, __ATOMIC_RELAXED);
     s->disabled = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);
     s->captured_never_replayed = s->graphs_captured > s->graphs_replayed ? s->graphs_captured - s->graphs_replayed : 0;
-    enc_stats_time(s);
+    if (e && e->time) e->time(s);
 }
 
 /* ---- sequences and divergence reasons ------------------------------------ */

@@ -21,7 +21,7 @@ enum enc_acct { ENC_ACCT_REPLAYED = 0, ENC_ACCT_REPLAY_NS, ENC_ACCT_CAPTURE_NS, 
 /* One stream's time estimate (core/streams/worth.c). */
 typedef struct enc_stream_time {
     int index; /* its stream state's (the report's "stream #index") */
-    int kind;  /* enum enc_stream_kind (core/state/internal.h) */
+    int kind;  /* enum enc_stream_kind (core/state/stream_state.h) */
     uint64_t launches, replayed, saved_ns, lost_ns;
     int64_t balance_ns;
 } enc_stream_time;
@@ -102,9 +102,16 @@ typedef struct enc_div_info {
 } enc_div_info;
 
 void enc_stats_snapshot(enc_summary *out);
-/* The time estimate of s from its measured fields, in total and by stream (core/streams/worth.c; enc_stats_snapshot
- * calls it). */
-void enc_stats_time(enc_summary *s);
+/* What the statistics ask the engine for, registered by it at start-up (core/path/init.c): the observers name
+ * nothing of the engine's. A field left NULL leaves its part of the summary 0. */
+typedef struct enc_stats_engine {
+    /* The time estimate of s from its measured fields, in total and by stream (core/streams/worth.c
+     * enc_stats_time; enc_stats_snapshot calls it last). */
+    void (*time)(enc_summary *s);
+    /* Event nodes turned back; *not_held: events churn, 0/1 (core/graphs/nodes.c enc_nodes_turned_back). */
+    uint64_t (*turned_back)(uint64_t *not_held);
+} enc_stats_engine;
+void enc_stats_register(const enc_stats_engine *e); /* e lives as long as the process */
 /* Calls fn for every sequence ever captured (evicted ones too). */
 /* From now on the lists below are read only if their lock is free at once (exit inside encore, core/path/init.c). */
 void enc_stats_no_wait(void);

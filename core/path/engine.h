@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/guard.h"
+#include "core/state/calls.h"
 #include "core/observe/stats.h"
 
 /* 1 once start-up ran and encore is deferring; 0 for pass-through
@@ -40,21 +41,6 @@ static inline void enc_core_ensure_init(void) {
     if (__builtin_expect(!__atomic_load_n(&enc_initialized, __ATOMIC_ACQUIRE), 0)) enc_core_init();
 }
 
-/* A kernel launch from the program, in one of the two shapes. `real` is the
- * driver's function for the exact variant the program called. */
-typedef struct enc_launch {
-    int shape;      /* ENC_SHAPE_LK or ENC_SHAPE_EX */
-    int per_thread; /* NULL stream means the per-thread default stream */
-    void *real;
-    CUfunction f;
-    unsigned grid[3], block[3], smem;
-    CUstream stream;
-    void **params;
-    void **extra;
-    const CUlaunchConfig *config; /* ENC_SHAPE_EX */
-} enc_launch;
-enum { ENC_SHAPE_LK = 0, ENC_SHAPE_EX = 1 };
-
 CUresult enc_core_launch(const enc_launch *l);
 /* A launch to `stream` (an explicit stream) that rests (core/streams/rest.c), with
  * nothing held anywhere: counted, and 1 returned: the hook calls the driver
@@ -80,21 +66,6 @@ static inline int enc_core_launch_passes(void) {
 /* A launch while switched off by the program: issued (through `call`) and counted. */
 CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *));
 
-/* A stream operation other than a kernel launch that may become a node of a
- * captured sequence (core/graphs/nodes.c): an event record, a wait on an event, an
- * asynchronous copy or memset. Its bytes are recorded as they are (zero
- * what a kind does not use: equal operations must compare equal). */
-enum enc_op_kind { ENC_OP_RECORD = 1, ENC_OP_WAIT, ENC_OP_COPY, ENC_OP_SET, ENC_OP_KINDS };
-typedef struct enc_op {
-    uint32_t kind;  /* enum enc_op_kind */
-    uint32_t flags; /* the call's flags (record, wait); the element size (memset) */
-    CUevent ev;
-    CUdeviceptr dst, src; /* copy: both ends as unified addresses; memset: dst */
-    size_t n;             /* bytes (copy), elements (memset) */
-    unsigned value;       /* memset */
-    uint32_t pad;
-} enc_op;
-
 /* The op on `stream` (a NULL stream: per_thread says which). Returns 2 if
  * the engine holds it (the wrapper returns CUDA_SUCCESS without calling the
  * driver), 1 if the wrapper calls the driver now (what was held is issued;
@@ -113,7 +84,7 @@ void enc_core_event_destroying(CUevent ev); /* before the driver's destroy: no g
 void enc_core_event_destroyed(CUevent ev);
 /* The program's own memory: device allocations and page-locked host ranges
  * (a copy between other memory is pageable and ends the sequence). */
-enum enc_mem_kind { ENC_MEM_DEVICE = 1, ENC_MEM_PINNED = 2 };
+/* (enum enc_mem_kind: core/state/calls.h) */
 void enc_core_mem_added(uintptr_t p, size_t n, int kind);
 void enc_core_mem_removed(uintptr_t p);
 /* A program's allocation failed with CUDA_ERROR_OUT_OF_MEMORY: encore frees

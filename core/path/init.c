@@ -8,20 +8,26 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "core/observe/nvtx.h"
 #include "core/observe/tools.h"
 #include "core/observe/report.h"
 #include "policy/options.h"
 
-int enc_active;
 int enc_initialized;
 int enc_switched_off;
 int enc_counting_only;
 int enc_forked_child;
 static int driver_ready; /* the program's cuInit succeeded */
-void (*enc_audit_enter)(void);
-void (*enc_audit_leave)(void);
 
 void enc_core_disable(const char *why) {
     static int once;
@@ -132,8 +138,12 @@ static void find_audit_hooks(void) {
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* What the statistics ask of the engine (core/observe/stats.h). */
+static const enc_stats_engine stats_engine = {.time = enc_stats_time, .turned_back = enc_nodes_turned_back};
+
 static void init_once_fn(void) {
     ENC_GUARDED {
+        enc_stats_register(&stats_engine);
         enc_options_init();
         enc_log_threshold = enc_opt.log_level;
         enc_report_init();

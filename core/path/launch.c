@@ -24,7 +24,16 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 
 static CUresult call_real(const enc_launch *l) {

@@ -46,9 +46,16 @@
 
 #include "base/driver.h"
 #include "base/guard.h"
-#include "core/state/internal.h"
-
-int enc_prog_capturing;
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 
 typedef struct prog_capture {
     CUstream stream; /* the capturing stream (CU_STREAM_PER_THREAD for a thread's own) */
@@ -70,80 +77,6 @@ static CUstream capture_key(CUstream stream, int per_thread, pid_t *tid) {
     return stream;
 }
 
-/* ---- encore's own calls outside a stream state's mutex ------------------------ */
-
-/* The lock for encore's own driver calls that are made without a stream
- * state's mutex (the destruction of graphs deferred while a capture was
- * live, the look-up of a primary context): part of the barrier above. */
-static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
-
-int enc_own_calls_begin(void) {
-    pthread_mutex_lock(&own_mu);
-    if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) return 1;
-    pthread_mutex_unlock(&own_mu);
-    return 0;
-}
-
-void enc_own_calls_end(void) { pthread_mutex_unlock(&own_mu); }
-
-/* ---- graph destruction deferred while a capture is live ---------------------- */
-
-typedef struct deferred_graph {
-    CUgraphExec exec;
-    CUgraph graph;
-    CUcontext ctx; /* the graph's */
-    struct deferred_graph *next;
-} deferred_graph;
-
-static deferred_graph *deferred; /* guarded by own_mu */
-
-int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph, CUcontext ctx) {
-    if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) || (!exec && !graph)) return 0;
-    deferred_graph *d = malloc(sizeof *d);
-    if (!d) return 1; /* leaked: never a driver call during the program's capture */
-    d->exec = exec;
-    d->graph = graph;
-    d->ctx = ctx;
-    pthread_mutex_lock(&own_mu);
-    d->next = deferred;
-    __atomic_store_n(&deferred, d, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&own_mu);
-    return 1;
-}
-
-/* Destroy what was deferred, unless a capture is live again. */
-static void drain_deferred(void) {
-    if (!__atomic_load_n(&deferred, __ATOMIC_RELAXED) || !enc_own_calls_begin()) return;
-    ENC_GUARDED {
-        while (deferred) {
-            deferred_graph *d = deferred;
-            __atomic_store_n(&deferred, d->next, __ATOMIC_RELAXED);
-            if (d->exec) enc_drv.graphExecDestroy(d->exec);
-            if (d->graph) enc_drv.graphDestroy(d->graph);
-            free(d);
-        }
-    }
-    enc_own_calls_end();
-}
-
-/* A context went away: what was deferred of it is forgotten (its handles are
- * gone: never destroy a stale handle); the graphs of other contexts stay, to
- * be destroyed at the capture's end. ctx NULL: a context encore cannot name,
- * none whose streams learnt anything (core/streams/context.c): nothing of it here. */
-static void forget_deferred(CUcontext ctx) {
-    pthread_mutex_lock(&own_mu);
-    for (deferred_graph **pp = &deferred; *pp;) {
-        deferred_graph *d = *pp;
-        if (!ctx || d->ctx != ctx) {
-            pp = &d->next;
-            continue;
-        }
-        __atomic_store_n(pp, d->next, __ATOMIC_RELAXED);
-        free(d);
-    }
-    pthread_mutex_unlock(&own_mu);
-}
-
 /* ---- the count --------------------------------------------------------------- */
 
 static void lower(int n) {
@@ -151,7 +84,7 @@ static void lower(int n) {
     int c = __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED);
     while (c > 0 && !__atomic_compare_exchange_n(&enc_prog_capturing, &c, c - n > 0 ? c - n : 0, 1, __ATOMIC_RELEASE,
                                                  __ATOMIC_RELAXED)) {}
-    if (c - n <= 0) drain_deferred();
+    if (c - n <= 0) enc_prog_capture_drain();
 }
 
 /* ---- the program's calls ------------------------------------------------------ */
@@ -166,8 +99,7 @@ void enc_core_capture_prepare(CUstream stream, int per_thread) {
      * capture, and a release from another stream's thread could not happen
      * any more. */
     enc_stream_pass_all(ENC_FLUSH_CAPTURE);
-    pthread_mutex_lock(&own_mu);
-    pthread_mutex_unlock(&own_mu);
+    enc_own_calls_barrier();
 }
 
 void enc_core_capture_begin(CUstream stream, int per_thread, CUresult r) {
@@ -250,6 +182,6 @@ void enc_prog_capture_context_gone(CUcontext ctx) {
             n++;
         }
     pthread_mutex_unlock(&caps_mu);
-    forget_deferred(ctx);
+    enc_prog_capture_forget(ctx);
     lower(n);
 }

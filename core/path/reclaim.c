@@ -12,7 +12,7 @@
  *
  * Freeing a retired layout needs a grace period: a launch in another thread
  * may have read it from the cache a moment before it was retired. Layouts are
- * read only with a stream state's mutex held (internal.h), so once the
+ * read only with a stream state's mutex held (core/graphs/layout.h), so once the
  * retiring thread has taken every state's mutex after retiring them, no
  * launch still holds one, and none can find one again; the same pass drops
  * every graph and sequence that names one. No launch pays for this (no epoch
@@ -27,51 +27,19 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 
-#define EVICT_TRIES 4 /* evictions tried for one capture (other streams may be busy) */
-
 static pthread_mutex_t unload_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* ---- one least-recently-used bound for the process ------------------------------ */
-
-/* The state whose store has the process's least recently used graph, or NULL.
- * Called with self->mu held; another state is only tried: one whose mutex is
- * taken now is in use, and passed over. */
-static enc_stream_state *lru_owner(enc_stream_state *self) {
-    enc_stream_state *best = NULL;
-    uint64_t best_used = UINT64_MAX;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++) {
-        enc_stream_state *o = enc_states[i];
-        if (!__atomic_load_n(&o->store.ngraphs, __ATOMIC_RELAXED)) continue;
-        if (o != self && pthread_mutex_trylock(&o->mu) != 0) continue;
-        const enc_graph *g = enc_store_lru(&o->store);
-        if (g && g->last_used < best_used) {
-            best_used = g->last_used;
-            best = o;
-        }
-        if (o != self) pthread_mutex_unlock(&o->mu);
-    }
-    return best;
-}
-
-/* Evict the process's least recently used graph; 0 if none could be. */
-static int evict_one(enc_stream_state *self) {
-    enc_stream_state *o = lru_owner(self);
-    if (!o || (o != self && pthread_mutex_trylock(&o->mu) != 0)) return 0;
-    enc_store_evict_lru(&o->store); /* its least recently used one, again: it may have been used since */
-    if (!o->held) enc_store_compact(&o->store, 0);
-    if (o != self) pthread_mutex_unlock(&o->mu);
-    return 1;
-}
-
-int enc_reclaim_graph_room(enc_stream_state *self) {
-    for (int i = 0; i < EVICT_TRIES && __atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) >= enc_opt.max_graphs; i++)
-        if (!evict_one(self)) break;
-    return __atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) < enc_opt.max_graphs;
-}
 
 /* ---- the program runs out of device memory ------------------------------------------ */
 

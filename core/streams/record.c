@@ -16,7 +16,14 @@
 #include <xxhash.h>
 
 #include "core/state/fingerprint.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 
 #define ARENA_INITIAL_BYTES 16384 /* grows by doubling */
 

@@ -32,11 +32,17 @@
  * first 16 384 launches (then one probe of 4 096 per up to 4 M launches); one
  * that starts repeating later is picked up at the next probe. Resting
  * follows ENCORE_HOLD_RULE (0: never rests). Everything here runs with the
- * stream's mutex held, but for enc_rest_take (internal.h). */
+ * stream's mutex held, but for enc_rest_take (core/streams/rest.h). */
 #define _GNU_SOURCE
 #include "base/log.h"
-#include "core/state/internal.h"
-#include "core/graphs/worth.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 
 #define REST_FIRST_WINDOW 16384u /* launches judged before a stream first rests */

@@ -6,7 +6,14 @@
  * capture (learn.c) and starts an empty one. */
 #define _GNU_SOURCE
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 
 void enc_sequence_open(enc_stream_state *st) {

@@ -11,9 +11,15 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "core/observe/stats.h"
-#include "core/graphs/worth.h"
 
 static int64_t balance(uint64_t saved, uint64_t lost) { return (int64_t)saved - (int64_t)lost; }
 

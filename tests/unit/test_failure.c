@@ -4,7 +4,16 @@
  * stream or by a flush-everything call. The stream states are real ones
  * (core/streams/stream.c) on a fake driver that only answers what a new state asks. */
 #include "base/driver.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

@@ -4,7 +4,16 @@
  * function F whose limits the test sets, a CUkernel K, and a function whose
  * attributes cannot be read. The fakes count their calls. */
 #include "base/driver.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

@@ -26,7 +26,7 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
-#include "core/state/internal.h"
+#include "core/state/gate.h"
 
 int enc_n_pending_err;
 int enc_disable_requested;
@@ -53,14 +53,9 @@ void enc_core_note_result(CUresult r) {
     if (__builtin_expect(r != CUDA_SUCCESS, 0) && enc_error_is_sticky(r)) enc_request_disable(r);
 }
 
-void enc_core_act_on_requests(void) {
-    if (__builtin_expect(!__atomic_load_n(&enc_disable_requested, __ATOMIC_ACQUIRE), 1)) return;
-    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return;
-    const char *reason = __atomic_load_n(&disable_why, __ATOMIC_RELAXED);
-    char why[160];
-    snprintf(why, sizeof why, "a CUDA call returned CUDA error %d, after which the driver runs no more work",
-             (int)__atomic_load_n(&disable_err, __ATOMIC_RELAXED));
-    ENC_GUARDED enc_core_disable(reason ? reason : why); /* (after a hooked call the guard is down) */
+const char *enc_disable_reason(CUresult *err) {
+    *err = __atomic_load_n(&disable_err, __ATOMIC_RELAXED);
+    return __atomic_load_n(&disable_why, __ATOMIC_RELAXED);
 }
 
 /* ---- released launches that fail --------------------------------------------------- */
@@ -92,7 +87,7 @@ void enc_pending_err_orphan(enc_stream_state *st) {
     pthread_mutex_unlock(&orphan_mu);
 }
 
-static CUresult take_from(enc_stream_state *st) {
+CUresult enc_pending_err_take(enc_stream_state *st) {
     if (__atomic_load_n(&st->pending_err, __ATOMIC_RELAXED) == CUDA_SUCCESS) return CUDA_SUCCESS;
     pthread_mutex_lock(&st->mu);
     CUresult r = __atomic_load_n(&st->pending_err, __ATOMIC_RELAXED);
@@ -104,7 +99,7 @@ static CUresult take_from(enc_stream_state *st) {
     return r;
 }
 
-static CUresult take_orphan(void) {
+CUresult enc_pending_err_take_orphan(void) {
     pthread_mutex_lock(&orphan_mu);
     CUresult r = orphan_err;
     if (r != CUDA_SUCCESS) {
@@ -112,17 +107,5 @@ static CUresult take_orphan(void) {
         __atomic_fetch_sub(&enc_n_pending_err, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&orphan_mu);
-    return r;
-}
-
-CUresult enc_core_take_error(CUstream stream, int per_thread, int any) {
-    if (__builtin_expect(!__atomic_load_n(&enc_n_pending_err, __ATOMIC_ACQUIRE), 1)) return CUDA_SUCCESS;
-    if (!any) {
-        enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
-        return st ? take_from(st) : CUDA_SUCCESS;
-    }
-    CUresult r = take_orphan();
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n && r == CUDA_SUCCESS; i++) r = take_from(enc_states[i]);
     return r;
 }

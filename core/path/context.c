@@ -11,59 +11,20 @@
 #define _GNU_SOURCE
 #include "base/driver.h"
 #include "base/guard.h"
-#include "core/state/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 
 /* The primary context a reset or release on this thread is about to destroy. */
 static __thread CUcontext going_ctx __attribute__((tls_model("initial-exec")));
 static __thread int going_known __attribute__((tls_model("initial-exec")));
-
-/* Each device's primary context, once looked up (its handle never changes):
- * a reset during the program's capture, when encore makes no driver call,
- * still names the context it destroys. A stream's context is looked up when
- * the stream is first asked (enc_context_note), so a context whose streams
- * learnt anything has its entry. */
-#define MAX_DEVICES 64
-static CUcontext primary_of[MAX_DEVICES]; /* atomic */
-
-static void remember_primary(CUdevice dev, CUcontext c) {
-    if (dev >= 0 && dev < MAX_DEVICES && c) __atomic_store_n(&primary_of[dev], c, __ATOMIC_RELEASE);
-}
-
-static CUcontext known_primary(CUdevice dev) {
-    return dev >= 0 && dev < MAX_DEVICES ? __atomic_load_n(&primary_of[dev], __ATOMIC_ACQUIRE) : NULL;
-}
-
-/* With ctx current and own calls allowed: if it is its device's primary context, remember it. */
-static void note_current(CUcontext ctx) {
-    CUdevice dev;
-    unsigned flags;
-    int active = 0;
-    CUcontext c = NULL;
-    if (enc_drv.ctxGetDevice(&dev) != CUDA_SUCCESS || known_primary(dev) == ctx) return;
-    if (enc_drv.devicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active) return;
-    if (enc_drv.devicePrimaryCtxRetain(&c, dev) != CUDA_SUCCESS) return;
-    enc_drv.devicePrimaryCtxRelease(dev);
-    if (c == ctx) remember_primary(dev, c);
-}
-
-void enc_context_note(CUcontext ctx) {
-    if (!ctx || !enc_drv.ctxGetDevice || !enc_drv.devicePrimaryCtxGetState || !enc_drv.devicePrimaryCtxRetain ||
-        !enc_drv.devicePrimaryCtxRelease || !enc_drv.ctxGetCurrent || !enc_drv.ctxPushCurrent || !enc_drv.ctxPopCurrent)
-        return;
-    for (int d = 0; d < MAX_DEVICES; d++)
-        if (__atomic_load_n(&primary_of[d], __ATOMIC_ACQUIRE) == ctx) return; /* known */
-    ENC_GUARDED {
-        CUcontext cur = NULL, popped;
-        if (enc_drv.ctxGetCurrent(&cur) == CUDA_SUCCESS) {
-            if (cur == ctx) {
-                note_current(ctx);
-            } else if (enc_drv.ctxPushCurrent(ctx) == CUDA_SUCCESS) {
-                note_current(ctx);
-                enc_drv.ctxPopCurrent(&popped);
-            }
-        }
-    }
-}
 
 /* ctx NULL: a context encore cannot name went away. Only what is provably
  * its goes: the streams that learnt nothing yet (stream.c), and every
@@ -83,7 +44,7 @@ void enc_core_context_destroyed(CUcontext ctx, CUresult r) {
 /* A device's primary context has no handle of its own in the API: retain it
  * (which does not create it while it is active) and release it at once. */
 void enc_core_primary_context_before(CUdevice dev) {
-    going_ctx = known_primary(dev);
+    going_ctx = enc_context_known_primary(dev);
     going_known = going_ctx != NULL;
     if (!enc_drv.devicePrimaryCtxGetState || !enc_drv.devicePrimaryCtxRetain || !enc_drv.devicePrimaryCtxRelease ||
         !enc_own_calls_begin())
@@ -100,7 +61,7 @@ void enc_core_primary_context_before(CUdevice dev) {
                 enc_drv.devicePrimaryCtxRelease(dev);
                 going_ctx = c;
                 going_known = 1;
-                remember_primary(dev, c);
+                enc_context_remember_primary(dev, c);
             }
         }
     }
