@@ -1,4 +1,4 @@
-// Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu-nodes-probe).
+// Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu/nodes-probe).
 //   gpu_nodes_probe WORKLOAD [iters]   WORKLOAD: events | forkjoin | copy | memset  -> "RESULT ..." line
 //                                       | copyring | setring | eventring (ends, destinations, events from rings of 8: patched)
 //                                       | eventchurn (forkjoin with two events created and destroyed every iteration)

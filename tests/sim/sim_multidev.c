@@ -6,7 +6,7 @@
  * device can read every other's: peer access only changes what the calls
  * below answer. The rules modelled, from the CUDA programming guide's
  * "Stream and Event Behavior" of multi-device systems (not yet recorded on a
- * GPU by sim_probe; scripts/gpu-multi's probe prints the real answers):
+ * GPU by sim_probe; scripts/gpu/multi's probe prints the real answers):
  *   - a launch of a CUfunction to a stream of another device than the
  *     current context's fails (CUDA_ERROR_INVALID_HANDLE, "invalid resource
  *     handle"); so does a launch of a function whose module was loaded in
