@@ -78,7 +78,7 @@ int enc_hand_out_real(int entry);
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread);
 /* Returns what the wrapper returns: the call's result, or in place of its
- * CUDA_SUCCESS an error a held launch got when released (core/path/failure.c). */
+ * CUDA_SUCCESS an error a held launch got when released (core/state/failure.c). */
 CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
 /* The same, for the entry points whose first argument the hooks need
  * (scripts/gen_hooks.py OBJECT_ARG: the context or device a call destroys, the

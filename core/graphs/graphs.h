@@ -6,8 +6,9 @@
  * nodes.h (stream operations as nodes, the event table).
  *
  * Floor rule: files here use core/state/, core/observe/ and below, never
- * core/streams/ or core/path/ (scripts/check-includes). What they need of a
- * stream is its state (core/state/stream_state.h), passed in. */
+ * core/streams/ or core/path/ (scripts/check-includes); no callback from
+ * above is registered here. What they need of a stream is its state
+ * (core/state/stream_state.h), passed in. */
 #ifndef ENCORE_GRAPHS_H
 #define ENCORE_GRAPHS_H
 

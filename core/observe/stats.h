@@ -2,7 +2,13 @@
  *
  * Hot-path counters live in per-thread blocks (plain relaxed stores, no
  * locked instructions); enc_stats_snapshot() adds them up. Rare events
- * (captures, divergences) are recorded under the engine's locks. */
+ * (captures, divergences) are recorded under the engine's locks.
+ *
+ * Floor rule (core/observe/, the lowest floor of the engine: statistics,
+ * the event log, the report, NVTX, kernel names, tools): the observers are
+ * told, and never name the engine; they use only policy/ and base/
+ * (scripts/check-includes). What they need from above is passed in, or asked
+ * through the one registered callback struct: enc_stats_engine (below). */
 #ifndef ENCORE_STATS_H
 #define ENCORE_STATS_H
 

@@ -116,7 +116,7 @@ void enc_core_capture_end(CUstream stream, int per_thread, CUresult r);
 void enc_core_stream_destroy(CUstream stream, int per_thread);
 /* After cuStreamDestroy: a capture of that stream ended with it. */
 void enc_core_stream_destroyed(CUstream stream, int per_thread, CUresult r);
-/* A context was destroyed (core/streams/context.c): forget the handles encore kept in it. */
+/* A context was destroyed (core/path/context.c): forget the handles encore kept in it. */
 void enc_core_context_destroyed(CUcontext ctx, CUresult r);
 /* Around cuDevicePrimaryCtxReset (reset) and cuDevicePrimaryCtxRelease. */
 void enc_core_primary_context_before(CUdevice dev);
@@ -136,7 +136,7 @@ void enc_core_unload_library(CUlibrary lib);
 
 /* Switch encore off for good: flush what is held, warn once, pass through.
  * Never with a state lock held: code that may hold one requests it instead
- * (core/path/failure.c), and these entry points act on the request. */
+ * (core/state/failure.c), and these entry points act on the request. */
 void enc_core_disable(const char *why);
 /* The result of a driver call the program made: a sticky error (base/driver.h)
  * means the context runs no more work, and encore holds nothing more. */

@@ -17,8 +17,9 @@
  *
  * Switching off issues what every stream holds, which takes their locks: it
  * never happens where a lock of encore's may be held. The failure is
- * recorded here, and the entry points act on it when they hold none
- * (enc_core_act_on_requests). */
+ * recorded here, at the bottom of the engine (core/state/), so that replay
+ * and capture can record it; the entry points act on it when they hold none
+ * (core/path/requests.c: enc_core_act_on_requests, enc_core_take_error). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>

@@ -102,7 +102,7 @@ void enc_prog_capture_drain(void) {
 /* A context went away: what was deferred of it is forgotten (its handles are
  * gone: never destroy a stale handle); the graphs of other contexts stay, to
  * be destroyed at the capture's end. ctx NULL: a context encore cannot name,
- * none whose streams learnt anything (core/streams/context.c): nothing of it here. */
+ * none whose streams learnt anything (core/path/context.c): nothing of it here. */
 void enc_prog_capture_forget(CUcontext ctx) {
     pthread_mutex_lock(&own_mu);
     for (deferred_graph **pp = &deferred; *pp;) {

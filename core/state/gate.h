@@ -2,7 +2,12 @@
  * bottom (core/state/gate.c, core/state/failure.c): whether encore is on,
  * the test-only audit hooks, the stream-state table, the gate of encore's
  * own driver calls while the program captures, and the requests a failure
- * leaves for the entry points (core/path/requests.c acts on them). */
+ * leaves for the entry points (core/path/requests.c acts on them).
+ *
+ * Floor rule (core/state/: these switches, the shared structures of
+ * types.h, stream_state.h and calls.h, fingerprints): files here use only
+ * core/observe/, policy/ and base/; nothing here calls a floor above
+ * (scripts/check-includes), and no callback is registered here. */
 #ifndef ENCORE_GATE_H
 #define ENCORE_GATE_H
 

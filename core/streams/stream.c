@@ -324,7 +324,7 @@ void enc_stream_context_gone(CUcontext ctx) {
         /* A stream not asked yet (st->ctx NULL, or needs_init) has learnt
          * nothing: forgetting it costs nothing, and it may be one of ctx's.
          * A context not named (ctx NULL) is none whose streams learnt
-         * anything (core/streams/context.c): the others keep what they learnt. */
+         * anything (core/path/context.c): the others keep what they learnt. */
         int unasked = !st->ctx || __atomic_load_n(&st->needs_init, __ATOMIC_RELAXED);
         if (!st->dead && ((ctx && st->ctx == ctx) || unasked)) {
             enc_sequence_discard(st);

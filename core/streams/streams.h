@@ -4,9 +4,8 @@
  * time estimate: core/streams/rest.h.
  *
  * Floor rule: files here use core/graphs/, core/state/, core/observe/ and
- * below, never core/path/ (scripts/check-includes). They call up through
- * no callback: what a sequence end needs above (the path's flush) it does
- * not need. */
+ * below, never core/path/ (scripts/check-includes); no callback from above
+ * is registered here. */
 #ifndef ENCORE_STREAMS_H
 #define ENCORE_STREAMS_H
 

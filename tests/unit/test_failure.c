@@ -1,5 +1,5 @@
 /* Unit tests of what happens when a held launch fails as it is released
- * (core/path/failure.c): a sticky error asks encore to switch off; any other is
+ * (core/state/failure.c): a sticky error asks encore to switch off; any other is
  * kept on its stream and returned, once, by the next call that observes that
  * stream or by a flush-everything call. The stream states are real ones
  * (core/streams/stream.c) on a fake driver that only answers what a new state asks. */
