@@ -18,6 +18,8 @@
  *           page-locked (evtab.c): a pageable (or unknown) host end cannot
  *           be captured.
  *   memset  its destination inside device memory the program allocated.
+ * (Those checks, the order below and taking an op into the sequence are the
+ * path's: core/path/ops.c. Here: what an op is as a node.)
  *
  * Order around events (evtab.c keeps which open sequence has a record of an
  * event, or a wait on it, until the sequence ends; an observer ends that

@@ -2,7 +2,8 @@
  *
  * ENCORE_MAX_GRAPHS is one bound for the whole process: when it is reached,
  * the least recently used graph of any stream is evicted (graphs carry one
- * clock, enc_now_ns, from their capture or last replay).
+ * clock, enc_now_ns, from their capture or last replay): core/graphs/room.c,
+ * asked by each capture. Here: a program out of device memory, and unloads.
  *
  * When code is unloaded, only what belongs to it goes: the parameter layouts
  * of its functions (each layout remembers its module or library, layout.c),

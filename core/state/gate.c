@@ -42,7 +42,8 @@ int enc_prog_capturing;
 
 /* The lock for encore's own driver calls that are made without a stream
  * state's mutex (the destruction of graphs deferred while a capture was
- * live, the look-up of a primary context): part of the barrier above. */
+ * live, the look-up of a primary context): part of the barrier of
+ * core/path/prog_capture.c. */
 static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int enc_own_calls_begin(void) {

@@ -1,4 +1,5 @@
-/* encore: the stream-state table, and issuing work on a stream.
+/* encore: the stream-state table (issuing work on a stream: core/graphs/issue.c;
+ * the table's variables: core/state/gate.c).
  *
  * One state per stream the program launches on: explicit streams keyed by
  * handle, the legacy default stream per context, per-thread default streams
