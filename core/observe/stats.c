@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/observe/stats.h"
+#include "core/observe/stats_engine.h"
 #include "core/observe/topk.h"
 
 __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));

@@ -8,7 +8,8 @@
  * the event log, the report, NVTX, kernel names, tools): the observers are
  * told, and never name the engine; they use only policy/ and base/
  * (scripts/check-includes). What they need from above is passed in, or asked
- * through the one registered callback struct: enc_stats_engine (below). */
+ * through the one registered callback struct: enc_stats_engine
+ * (core/observe/stats_engine.h). */
 #ifndef ENCORE_STATS_H
 #define ENCORE_STATS_H
 
@@ -108,16 +109,6 @@ typedef struct enc_div_info {
 } enc_div_info;
 
 void enc_stats_snapshot(enc_summary *out);
-/* What the statistics ask the engine for, registered by it at start-up (core/path/init.c): the observers name
- * nothing of the engine's. A field left NULL leaves its part of the summary 0. */
-typedef struct enc_stats_engine {
-    /* The time estimate of s from its measured fields, in total and by stream (core/streams/worth.c
-     * enc_stats_time; enc_stats_snapshot calls it last). */
-    void (*time)(enc_summary *s);
-    /* Event nodes turned back; *not_held: events churn, 0/1 (core/graphs/nodes.c enc_nodes_turned_back). */
-    uint64_t (*turned_back)(uint64_t *not_held);
-} enc_stats_engine;
-void enc_stats_register(const enc_stats_engine *e); /* e lives as long as the process */
 /* Calls fn for every sequence ever captured (evicted ones too). */
 /* From now on the lists below are read only if their lock is free at once (exit inside encore, core/path/init.c). */
 void enc_stats_no_wait(void);

@@ -13,6 +13,7 @@
 #include "core/graphs/layout.h"
 #include "core/graphs/nodes.h"
 #include "core/graphs/store.h"
+#include "core/observe/stats_engine.h"
 #include "core/path/engine.h"
 #include "core/path/path.h"
 #include "core/state/gate.h"

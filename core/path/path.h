@@ -4,7 +4,7 @@
  * Floor rule: the path is the top of the engine: it uses every floor below
  * (core/streams/, core/graphs/, core/state/, core/observe/) and nothing
  * below it names it (scripts/check-includes). It registers the statistics'
- * one callback (core/observe/stats.h enc_stats_engine, in init.c). */
+ * one callback (core/observe/stats_engine.h enc_stats_engine, in init.c). */
 #ifndef ENCORE_PATH_H
 #define ENCORE_PATH_H
 

@@ -25,7 +25,7 @@ void enc_rest_forget(enc_stream_state *st);
 /* Did st's window (since new_window in rest.c) lose host time? (this thread's measures; 0 if not measured) */
 int enc_window_lost_time(const enc_stream_state *st);
 /* The time estimate of s from its measured fields, in total and by stream (registered with the statistics:
- * core/observe/stats.h enc_stats_engine). */
+ * core/observe/stats_engine.h enc_stats_engine). */
 void enc_stats_time(enc_summary *s);
 
 #endif
