@@ -70,7 +70,7 @@ typedef struct enc_driver {
     PFN_cuDevicePrimaryCtxRelease_v11000 devicePrimaryCtxRelease;
     /* optional: comparing a stream's attributes with encore's capture stream's */
     PFN_cuStreamGetAttribute_v11000 streamGetAttribute;
-    /* optional: stream operations held as graph nodes (core/nodes.c; without them they end the sequence) */
+    /* optional: stream operations held as graph nodes (core/graphs/nodes.c; without them they end the sequence) */
     PFN_cuEventRecordWithFlags_v11010 eventRecordWithFlags;
     PFN_cuMemcpyAsync_v4000 memcpyAsync;
     PFN_cuMemsetD8Async_v3020 memsetD8Async;

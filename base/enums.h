@@ -2,7 +2,7 @@
  *
  * The class of a driver entry point (policy/entry_class.h assigns them), why
  * held launches were issued, and what made a held sequence diverge. They sit
- * at the bottom so that policy/ needs nothing above base/, and core/stats.h,
+ * at the bottom so that policy/ needs nothing above base/, and core/observe/stats.h,
  * the engine and the report all name the same values. */
 #ifndef ENCORE_ENUMS_H
 #define ENCORE_ENUMS_H

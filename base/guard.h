@@ -24,7 +24,7 @@ extern __thread int enc_tls_guard __attribute__((tls_model("initial-exec")));
  * (which may hold encore's locks); ENC_GUARD_DRIVER in the driver, running
  * a call the program made through a hook (encore holds none of its locks on
  * this thread then). Hooks reached pass straight through in both. The exit
- * handlers tell them apart (core/init.c): exit() from a signal handler that
+ * handlers tell them apart (core/path/init.c): exit() from a signal handler that
  * interrupted encore's own code must not take encore's locks. */
 #define ENC_GUARD_OWN 1
 #define ENC_GUARD_DRIVER 2

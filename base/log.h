@@ -37,7 +37,7 @@ int enc_write_all(int fd, const char *buf, unsigned long len);
 
 /* ---- the warning sink ---------------------------------------------------------
  * Warnings and errors are also handed, without the prefix and the newline, to
- * one sink: the JSON log's (core/eventlog.c registers enc_report_event_warning
+ * one sink: the JSON log's (core/observe/eventlog.c registers enc_report_event_warning
  * in enc_report_init). A warning the sink logs itself is printed but not handed
  * to it again. Until a sink is registered, warnings are kept instead. */
 typedef void (*enc_log_sink_fn)(const char *msg);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/driver.h"
-#include "core/engine.h"
+#include "core/path/engine.h"
 #include "base/log.h"
 #include "interpose/hooks.h"
 #include "hooks_gen.h"

@@ -16,7 +16,7 @@
 #include <cudaTypedefs.h>
 #include <stdint.h>
 
-#include "core/engine.h"
+#include "core/path/engine.h"
 
 #define ENC_EXPORT __attribute__((visibility("default")))
 
@@ -58,9 +58,9 @@ extern uint16_t enc_entry_flags[];
 
 static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == ENC_CLASS_LAUNCH; }
 /* ENCORE=0: a launch wrapper counts the launch and calls the driver at once
- * (core/engine.h, enc_core_launch_passes). */
+ * (core/path/engine.h, enc_core_launch_passes). */
 static inline int enc_hook_launch_passes(void) { return enc_core_launch_passes(); }
-/* A launch to a resting stream (core/launch.c, enc_core_launch_rests): the
+/* A launch to a resting stream (core/path/launch.c, enc_core_launch_rests): the
  * wrapper calls the driver at once and hands its result to enc_hook_launch_result. */
 static inline int enc_hook_launch_rests_lk(CUstream stream) { return enc_core_launch_rests(stream); }
 int enc_hook_launch_rests_ex(const CUlaunchConfig *config);
@@ -78,7 +78,7 @@ int enc_hand_out_real(int entry);
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread);
 /* Returns what the wrapper returns: the call's result, or in place of its
- * CUDA_SUCCESS an error a held launch got when released (core/failure.c). */
+ * CUDA_SUCCESS an error a held launch got when released (core/state/failure.c). */
 CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result);
 /* The same, for the entry points whose first argument the hooks need
  * (scripts/gen_hooks.py OBJECT_ARG: the context or device a call destroys, the

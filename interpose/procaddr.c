@@ -17,7 +17,7 @@
  * it too).
  *
  * One name the driver never has is answered here: "encoreSetActive", the
- * program's own switch (core/switch.c), CUresult fn(int active), for
+ * program's own switch (core/path/switch.c), CUresult fn(int active), for
  * benchmarks that alternate blocks with encore active and passing through
  * in one process. It is handed out whatever version or flags are asked for;
  * no symbol is exported for it. */
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "base/driver.h"
-#include "core/engine.h"
+#include "core/path/engine.h"
 #include "base/log.h"
 #include "interpose/hooks.h"
 #include "hooks_gen.h"

@@ -15,7 +15,7 @@
  * A flag adds a duty (entry_class.h). ENC_F_FUNC_SET: setting a function's
  * attribute or cache configuration to the value it has changes nothing (CUTLASS
  * and FlashAttention do it before every launch); a new value issues what is
- * held first and drops the function's graphs (core/validate.c).
+ * held first and drops the function's graphs (core/path/validate.c).
  *
  * Anything not listed is flush-all. When unsure, leave it out. The table is
  * sorted by name (a unit test checks that, and that every name exists in the

@@ -19,13 +19,13 @@ enum enc_entry_flag {
     ENC_F_FUNC_SET = 256,      /* sets a function's attribute: flushes only if the value changes (the class
                                  applies to a wrapper that cannot tell) */
     ENC_F_EVENT = 512,         /* names an event: what holds a record of it (or a wait on it) is issued first */
-    ENC_F_TRACK = 1024,        /* creates or frees memory or an event encore keeps track of (core/evtab.c) */
-    ENC_F_NODE = 2048,         /* a stream operation the engine may hold as a graph node (core/nodes.c); the
+    ENC_F_TRACK = 1024,        /* creates or frees memory or an event encore keeps track of (core/graphs/evtab.c) */
+    ENC_F_NODE = 2048,         /* a stream operation the engine may hold as a graph node (core/graphs/nodes.c); the
                                  class applies when it does not */
     ENC_F_ANY_EVENT = 4096,    /* may record or wait on any event (a graph's event nodes): every held record and
                                  wait, on any stream, is issued first */
     ENC_F_PROGRAM_GRAPH = 8192 /* the program launches a graph of its own: work on the stream that encore does
-                                  not hold, weighed in the stream's window (core/rest.c) */
+                                  not hold, weighed in the stream's window (core/streams/rest.c) */
 };
 
 typedef struct enc_entry_policy {

@@ -236,7 +236,7 @@ class Paired:
             pattern = workload.split("-")[1]
             steps = "10" if self.args.sim else ("100" if not quick else "50")
             # Steady state: a warm-up of 2,400 steps (38,400 launches) lets encore learn, or, where
-            # nothing repeats, rest (core/rest.c: 16,384 recorded, 16,384 resting, 4,096 probed, then a
+            # nothing repeats, rest (core/streams/rest.c: 16,384 recorded, 16,384 resting, 4,096 probed, then a
             # rest of 65,536 covers the timed blocks). native-random-start times the start instead.
             warmup = "10" if self.args.sim else ("20" if workload.endswith("-start") else "2400")
             return [self.native_bin, "--module", self.ptx or "", "--pattern", pattern, "--schedule", schedule,
@@ -607,7 +607,7 @@ def read_summary(pattern):
                         summary = {k: v for k, v in ev.items() if k not in ("top_sequences", "top_divergences")}
                     elif kind == "switch_on":
                         on = ev
-                    elif kind == "switch_off" and on:  # an active block ends (encore's log: core/switch.c)
+                    elif kind == "switch_off" and on:  # an active block ends (encore's log: core/path/switch.c)
                         active[0] += (ev.get("launches_seen") or 0) - (on.get("launches_seen") or 0)
                         active[1] += (ev.get("launches_replayed") or 0) - (on.get("launches_replayed") or 0)
                         on = None

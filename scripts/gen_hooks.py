@@ -65,7 +65,7 @@ FUNC_SET = {
 }
 
 
-# Stream operations the core may hold as graph nodes (core/nodes.c): the
+# Stream operations the core may hold as graph nodes (core/graphs/nodes.c): the
 # enc_op each describes (kind, flags, ev, dst, src, n, value), by parameter
 # index, and its stream parameter, for the signature given. Another signature
 # gets the ordinary wrapper (a flush of its stream).
@@ -86,7 +86,7 @@ OPS = {
     "cuMemsetD32Async": (("CUdeviceptr", "unsigned int", "size_t", "CUstream"), "{ENC_OP_SET, 4, 0, a0, 0, a2, a1, 0}"),
 }
 
-# What encore learns from a successful call (core/evtab.c): events and their
+# What encore learns from a successful call (core/graphs/evtab.c): events and their
 # flags, device allocations and page-locked host ranges. A statement run
 # after the real call, for the signature given.
 NOTES = {
@@ -115,7 +115,7 @@ NOTES = {
 
 # Calls that allocate device memory: one that fails for lack of it while
 # encore holds graphs is made again, once, after encore frees its graphs
-# (enc_core_out_of_memory, core/reclaim.c), so that encore's graphs never
+# (enc_core_out_of_memory, core/path/reclaim.c), so that encore's graphs never
 # cost the program an allocation.
 OOM_RETRY = {"cuMemAlloc", "cuMemAllocPitch", "cuMemAllocManaged", "cuMemCreate", "cuMemAllocAsync",
              "cuMemAllocFromPoolAsync", "cuArrayCreate", "cuArray3DCreate", "cuMipmappedArrayCreate"}
@@ -124,7 +124,7 @@ OOM_RETRY = {"cuMemAlloc", "cuMemAllocPitch", "cuMemAllocManaged", "cuMemCreate"
 # What encore must do before a call reaches the driver, for the signature
 # given (after the pre-hook, only when the hook owns the call).
 PRE_NOTES = {
-    # graphs naming the event stop naming it while it is alive (core/nodes.c enc_nodes_unname)
+    # graphs naming the event stop naming it while it is alive (core/graphs/nodes.c enc_nodes_unname)
     "cuEventDestroy": (("CUevent",), "enc_core_event_destroying(a0);"),
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A tiny llama-architecture GGUF model with random weights, for llama.cpp's decode benchmark
-under encore (issue 13, scripts/gpu-llama). Nothing is downloaded: the gguf package (llama.cpp's
+under encore (issue 13, scripts/gpu/llama). Nothing is downloaded: the gguf package (llama.cpp's
 gguf-py, pure Python with numpy) writes the file.
 
     make-tiny-gguf.py OUT.gguf [--layers 8] [--embd 256] [--ff 704] [--heads 8] [--vocab 512] [--seed 0]

@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
     int blocks = 9, steps = 50, warmup = 20, check_steps = 20;
     B.k = 16;
     B.n = 4096;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* --name value pairs */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "bench_native: %s needs a value\n", a);
@@ -239,7 +239,6 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_native: unknown argument %s\n", a);
             return 2;
         }
-        i++;
     }
     B.ring = !strcmp(pattern, "ring");
     B.stepc = !strcmp(pattern, "step");

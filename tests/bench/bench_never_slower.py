@@ -517,8 +517,8 @@ def build_aoti(model_name):
     def make_graph():
         # The graph of the very runner the other blocks run. A second aoti_load_package of the same
         # package in this process, captured, faulted at its first replay with an illegal address,
-        # without encore too (H100, torch 2.11, 2026-11-26: scripts/gpu-aoti-graph-check); the one
-        # loaded runner captured replays right (H200, 2026-11-26: scripts/gpu-aoti-graph-why, every
+        # without encore too (H100, torch 2.11, 2026-11-26: scripts/gpu/aoti-graph-check); the one
+        # loaded runner captured replays right (H200, 2026-11-26: scripts/gpu/aoti-graph-why, every
         # case the same as eager, the single-threaded runner in global capture mode too).
         return manual_graph(torch, step, "relaxed")
     return step, torch.cuda.synchronize, torch_checksum, make_graph

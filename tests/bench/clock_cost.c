@@ -1,5 +1,5 @@
 /* What a clock read costs on this machine (encore reads CLOCK_MONOTONIC a few
- * times per held sequence: core/internal.h enc_now_ns). In a VM whose clock
+ * times per held sequence: core/state/types.h enc_now_ns). In a VM whose clock
  * source the vDSO cannot read, each read is a system call.
  *
  *   cc -O2 -o clock_cost clock_cost.c && ./clock_cost

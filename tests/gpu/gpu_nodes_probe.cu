@@ -1,4 +1,4 @@
-// Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu-nodes-probe).
+// Stream operations as graph nodes on a real GPU (issue 12; scripts/gpu/nodes-probe).
 //   gpu_nodes_probe WORKLOAD [iters]   WORKLOAD: events | forkjoin | copy | memset  -> "RESULT ..." line
 //                                       | copyring | setring | eventring (ends, destinations, events from rings of 8: patched)
 //                                       | eventchurn (forkjoin with two events created and destroyed every iteration)
@@ -8,7 +8,7 @@
 //   gpu_nodes_probe rule13               patching from an event patched in before and destroyed since
 //                                        (alone, under a timeout: a use after destroy may hang the driver)
 //   gpu_nodes_probe attrpatch            14: does a launch attribute (a cluster shape, a programmatic
-//                                        edge) survive an argument patch of its node (core/replay.c
+//                                        edge) survive an argument patch of its node (core/graphs/replay.c
 //                                        attrs_patchable patches programmatic serialization only)?
 //   gpu_nodes_probe gridpatch            15: what cuGraphExecKernelNodeSetParams takes of a kernel node's
 //                                        launch configuration (issue 30): a larger and a smaller grid, another
@@ -112,7 +112,7 @@ static CUgraphNode event_node(cudaStream_t s, cudaEvent_t e, int wait, cudaGraph
     return (CUgraphNode)n;
 }
 
-// 8-11. Patching event nodes (core/nodes.c enc_op_patch), the cases DDP may meet: on two H100s
+// 8-11. Patching event nodes (core/graphs/nodes.c enc_op_patch), the cases DDP may meet: on two H100s
 // every rank's patch of an event record and of an event wait returned CUDA error 1 (2026-11-25).
 static void event_patch_rules(cudaStream_t s) {
     static const struct { const char *what; unsigned flags; int destroy_old; } cases[] = {
@@ -137,7 +137,7 @@ static void event_patch_rules(cudaStream_t s) {
 }
 
 // 13. Patching from an event patched in before and destroyed since (the captured one alive):
-// encore drops such graphs (core/nodes.c enc_nodes_forget_graphs); is that needed?
+// encore drops such graphs (core/graphs/nodes.c enc_nodes_forget_graphs); is that needed?
 static void patched_event_destroyed(cudaStream_t s) {
     for (int wait = 0; wait < 2; wait++) {
         cudaEvent_t cap, mid, neu;
@@ -303,7 +303,7 @@ static int rules() {
     ge = capture("pageable H2D copy", s, [&] { return cudaMemcpyAsync(d, page, N * 4, cudaMemcpyHostToDevice, s); });
     if (ge) { for (int i = 0; i < N; i++) page[i] = 2; CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
         float h; CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost)); printf("RULE pageable copy node read host memory at %s\n", h == 2 ? "launch (eager stages at the call: encore ends the sequence)" : "capture"); }
-    // 6. patching a captured copy, memset and record node in the executable graph (core/nodes.c enc_op_patch)
+    // 6. patching a captured copy, memset and record node in the executable graph (core/graphs/nodes.c enc_op_patch)
     float *pa, *pb, *da, *db; CK(cudaMallocHost(&pa, N * 4)); CK(cudaMallocHost(&pb, N * 4)); CK(cudaMalloc(&da, N * 4)); CK(cudaMalloc(&db, N * 4));
     for (int i = 0; i < N; i++) { pa[i] = 1; pb[i] = 3; }
     cudaGraph_t g = nullptr; cudaGraphExec_t gx = nullptr; cudaEvent_t ea, eb;

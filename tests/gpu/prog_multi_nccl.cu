@@ -1,4 +1,4 @@
-// Issue 15: one process driving two GPUs (scripts/gpu-multi).
+// Issue 15: one process driving two GPUs (scripts/gpu/multi).
 //
 //   prog_multi_nccl eager ITER   per iteration on each device: mix, add, stamp on
 //                                its stream, then one NCCL all-reduce (int32 sum,

@@ -22,12 +22,9 @@ static void set_smem(CUfunction f)
 int main(int argc, char **argv)
 {
     int iterations = argc > 1 ? atoi(argv[1]) : 100;
-    prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
     uint32_t n = N;
     void *ps[] = {&y, &n};
     for (int it = 0; it < iterations; it++) {

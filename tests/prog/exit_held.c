@@ -20,12 +20,9 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a hang under encore still shows how far the program got */
     int iterations = argc > 1 ? atoi(argv[1]) : 20;
-    prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
     for (int it = 0; it < iterations; it++) {
         k_mix(&k, s, x, 5, N);
         k_add(&k, s, y, x, N);

@@ -35,12 +35,9 @@ static void on_alarm(int sig) {
 }
 
 __attribute__((noreturn)) static void child(int index) {
-    prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm;
@@ -106,12 +103,9 @@ int main(int argc, char **argv) {
     }
     printf("processes that hung at exit: %d of %d, that failed: %d\n", hung, processes, failed);
 
-    prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
     for (int it = 0; it < 10; it++) {
         k_mix(&k, s, x, 5, N);
         k_add(&k, s, y, x, N);

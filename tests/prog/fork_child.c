@@ -31,12 +31,9 @@ static void iteration_tail(prog_kernels *k, CUstream s, CUdeviceptr x, CUdevicep
 int main(int argc, char **argv)
 {
     int before = argc > 1 ? atoi(argv[1]) : 10;
-    prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
 
     for (int it = 0; it < before; it++) {
         k_mix(&k, s, x, 5, N);

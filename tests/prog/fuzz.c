@@ -101,7 +101,7 @@
  *   the whole loop). Once the loop's sequence is learnt, encore holds s's
  *   record with the body; the graph's nodes are resolved at its launch. The
  *   thread's graph event is made once for the process (events destroyed with
- *   every seed soon stop encore holding records: core/nodes.c). These draws
+ *   every seed soon stop encore holding records: core/graphs/nodes.c). These draws
  *   come from the seed's usual source: with the flag, the rest of a program
  *   changes too.
  *
@@ -202,7 +202,7 @@ static uint32_t *slab[MAX_THREADS]; /* per thread */
 static int errors_ops;    /* --ops=errors */
 static int graph_events;  /* --graph-events (with --ops=extended) */
 /* --graph-events: each thread's event for its graphs' event nodes, made once for the process: an event
- * destroyed with every seed would soon stop encore holding records and waits (core/nodes.c, "churn") */
+ * destroyed with every seed would soon stop encore holding records and waits (core/graphs/nodes.c, "churn") */
 static CUevent evg[MAX_THREADS];
 static int forks_on;      /* --forks */
 

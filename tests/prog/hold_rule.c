@@ -1,4 +1,4 @@
-/* Hold only where holding pays (core/hold.c): a sequence that was captured
+/* Hold only where holding pays (core/graphs/hold.c): a sequence that was captured
  * and then diverges at its last launch every iteration (a step counter
  * there) is held to its end and released eagerly each time, so encore gives
  * up holding at its start after a few such holds.

@@ -1,4 +1,4 @@
-/* Stream operations inside replayed sequences (core/nodes.c), one behaviour
+/* Stream operations inside replayed sequences (core/graphs/nodes.c), one behaviour
  * per mode; every iteration prints what an observer saw, so a record, wait,
  * copy or memset issued out of order (or too late) changes the output.
  *

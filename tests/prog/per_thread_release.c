@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     uint32_t host[N], pattern[N];
     CUstream other = prog_stream(CU_STREAM_NON_BLOCKING);
     CUevent ev;
-    CK(drv.cuEventCreate(&ev, 0)); /* a timing event: its record ends the sequence (core/nodes.c), so the deadline release comes first */
+    CK(drv.cuEventCreate(&ev, 0)); /* a timing event: its record ends the sequence (core/graphs/nodes.c), so the deadline release comes first */
     for (int it = 0; it < ITERATIONS; it++) {
         k_delay(&k, s, 5000);
         k_mix(&k, s, x, 5, N);

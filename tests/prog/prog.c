@@ -365,6 +365,15 @@ void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr
     CK(drv.cuStreamSynchronize(s));
 }
 
+CUstream prog_hot_setup(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r)
+{
+    prog_init();
+    prog_kernels_load(k, 0);
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    prog_hot_buffers(k, s, n, x, y, r);
+    return s;
+}
+
 void prog_print_reduce(CUstream s, CUdeviceptr r, const char *what, int i)
 {
     uint32_t h[4];

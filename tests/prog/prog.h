@@ -84,6 +84,9 @@ CUstream prog_stream_xy(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr
 /* The hot-loop programs' buffers: x and y of n words (filled with 1 and 2,
  * then s synchronised) and r for a reduction. */
 void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r);
+/* The hot-loop programs' whole set-up: prog_init, k loaded, a non-blocking
+ * stream (returned), and prog_hot_buffers on it. */
+CUstream prog_hot_setup(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r);
 /* Copy the reduction r back on s, synchronise, print "<what> <i> reduce <hex>". */
 void prog_print_reduce(CUstream s, CUdeviceptr r, const char *what, int i);
 /* Print the final hashes of x and y (n words) and report the launches made. */

@@ -1,4 +1,4 @@
-/* A stream whose launches never repeat rests (core/rest.c): after its first
+/* A stream whose launches never repeat rests (core/streams/rest.c): after its first
  * 16,384 launches replayed nothing and almost none of its sequences had come
  * before, its launches pass through unrecorded; a loop that starts later is
  * picked up when the rest ends (a probe window).

@@ -25,12 +25,9 @@ int main(int argc, char **argv)
     int iterations = argc > 1 ? atoi(argv[1]) : 60;
     int ring = argc > 2 ? atoi(argv[2]) : 0;
     if (ring < 0 || ring > RING_MAX) ring = 0;
-    prog_init();
     prog_kernels k;
-    prog_kernels_load(&k, 0);
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r, xs[RING_MAX], ys[RING_MAX];
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
     for (int i = 0; i < ring; i++) {
         xs[i] = prog_alloc(N);
         ys[i] = prog_alloc(N);

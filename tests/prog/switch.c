@@ -1,4 +1,4 @@
-/* The program's own switch (core/switch.c): blocks of a loop alternate with
+/* The program's own switch (core/path/switch.c): blocks of a loop alternate with
  * encore active and passing through, in one process, through the pseudo
  * entry point "encoreSetActive" that encore's cuGetProcAddress hands out
  * (tests/bench/encore_switch.h). Without encore the look-up fails and the

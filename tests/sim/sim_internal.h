@@ -355,6 +355,19 @@ bool sim_is_pinned(const void *p, size_t n);
 int sim_device_count(void);
 /* the multi-device entry points, for cuGetProcAddress's table */
 void sim_multidev_procs(void (*add)(const char *name, int version, int per_thread, void *fn));
+/* One entry of cuGetProcAddress's table, through add(name, version, per_thread, fn): fn as the
+ * driver's `name` of ABI version ver (SIM_PROC_T: its per-thread variant sfx, ptsz or ptds). The
+ * cudaTypedefs.h PFN type checks fn's type. */
+#define SIM_PROC_E(add, name, ver, fn)    \
+    do {                                  \
+        PFN_##name##_v##ver p_ = fn;      \
+        add(#name, ver, 0, (void *)p_);   \
+    } while (0)
+#define SIM_PROC_T(add, name, ver, sfx, fn)       \
+    do {                                          \
+        PFN_##name##_v##ver##_##sfx p_ = fn;      \
+        add(#name, ver, 1, (void *)p_);           \
+    } while (0)
 /* may a kernel of module context `fctx` (NULL: context-independent) run on
  * stream s while `cur` is current? CUDA_SUCCESS or the driver's error */
 CUresult sim_launch_ctx_check(const sim_ctx *cur, const sim_stream *s, const sim_ctx *fctx);

@@ -6,7 +6,7 @@
  * device can read every other's: peer access only changes what the calls
  * below answer. The rules modelled, from the CUDA programming guide's
  * "Stream and Event Behavior" of multi-device systems (not yet recorded on a
- * GPU by sim_probe; scripts/gpu-multi's probe prints the real answers):
+ * GPU by sim_probe; scripts/gpu/multi's probe prints the real answers):
  *   - a launch of a CUfunction to a stream of another device than the
  *     current context's fails (CUDA_ERROR_INVALID_HANDLE, "invalid resource
  *     handle"); so does a launch of a function whose module was loaded in
@@ -216,16 +216,8 @@ CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdevice
 /* ---- cuGetProcAddress ------------------------------------------------------------ */
 
 void sim_multidev_procs(void (*add)(const char *name, int version, int per_thread, void *fn)) {
-#define MD_E(name, ver, fn)        \
-    do {                           \
-        PFN_##name##_v##ver p_ = fn; \
-        add(#name, ver, 0, (void *)p_); \
-    } while (0)
-#define MD_T(name, ver, sfx, fn)             \
-    do {                                     \
-        PFN_##name##_v##ver##_##sfx p_ = fn; \
-        add(#name, ver, 1, (void *)p_);      \
-    } while (0)
+#define MD_E(name, ver, fn) SIM_PROC_E(add, name, ver, fn)
+#define MD_T(name, ver, sfx, fn) SIM_PROC_T(add, name, ver, sfx, fn)
     MD_E(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer);
     MD_E(cuDeviceGetP2PAttribute, 8000, cuDeviceGetP2PAttribute);
     MD_E(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess);

@@ -36,8 +36,8 @@ static void proc_add(const char *name, int version, int per_thread, void *fn) {
 }
 
 /* E: default-stream variant; T: per-thread variant (sfx ptsz/ptds) */
-#define E(name, ver, fn) do { PFN_##name##_v##ver p_ = fn; proc_add(#name, ver, 0, (void *)p_); } while (0)
-#define T(name, ver, sfx, fn) do { PFN_##name##_v##ver##_##sfx p_ = fn; proc_add(#name, ver, 1, (void *)p_); } while (0)
+#define E(name, ver, fn) SIM_PROC_E(proc_add, name, ver, fn)
+#define T(name, ver, sfx, fn) SIM_PROC_T(proc_add, name, ver, sfx, fn)
 
 static void procs_init(void) {
     sim_multidev_procs(proc_add); /* several devices (sim_multidev.c) */

@@ -1,7 +1,16 @@
-/* Unit tests of the candidate table (core/learn.c, enc_cand_find): a
+/* Unit tests of the candidate table (core/graphs/learn.c, enc_cand_find): a
  * sequence's hash is counted in one of a few slots near its home slot; a new
  * hash takes a free slot, or else the least-counted candidate still counting. */
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "testhelper.h"
 
 #define HOME 5

@@ -90,6 +90,43 @@ check("check-includes: includes inside comments are not includes", rc == 0, f"rc
 rc, out = run_tree({**CLEAN, "base/bin.c": b"\xff\xfe binary \x00 junk\n#include \"base/log.h\"\n"})
 check("check-includes: odd bytes in a source file do not crash it", rc == 0, f"rc={rc} {out}")
 
+# core/'s floors, top to bottom: core/path, core/streams, core/graphs, core/state, core/observe.
+FLOORS = {
+    "core/observe/stats.h": inc("base/enums.h"),
+    "core/observe/stats.c": inc("core/observe/stats.h") + "int enc_stats_count;\nvoid enc_stats_add(int n) {}\n",
+    "core/state/gate.h": inc("core/observe/stats.h"),
+    "core/graphs/graphs.h": inc("core/state/gate.h"),
+    "core/graphs/replay.c": inc("core/graphs/graphs.h") + "void enc_release(void) { enc_stats_add(1); }\n",
+    "core/streams/streams.h": inc("core/graphs/graphs.h"),
+    "core/streams/stream.c": inc("core/streams/streams.h") + "void enc_stream_end(void) { enc_release(); }\n",
+    "core/path/launch.c": inc("core/streams/streams.h") + "void enc_core_launch(void) { enc_stream_end(); }\n",
+}
+FLAT = {k: v for k, v in CLEAN.items() if not k.startswith(("core/", "interpose/"))}
+FLAT["interpose/hooks.c"] = inc("core/observe/stats.h", "policy/options.h", "base/log.h", "hooks_gen.h")
+rc, out = run_tree({**FLAT, **FLOORS})
+check("check-includes: floors calling and including downwards pass", rc == 0 and "core/path -> core/streams" in out,
+      f"rc={rc} {out}")
+
+rc, out = run_tree({**FLAT, **FLOORS, "core/graphs/bad.c": inc("core/streams/streams.h")})
+check("check-includes: a floor including a header of a floor above it fails, named",
+      rc == 1 and "layer order: core/graphs/bad.c includes core/streams/streams.h, but core/graphs/ is below "
+      "core/streams/" in out, f"rc={rc} {out}")
+
+rc, out = run_tree({**FLAT, **FLOORS,
+                    "core/observe/bad.c": inc("core/observe/stats.h") + "void f(void) { enc_release(); }\n"})
+check("check-includes: a call from a lower floor to a higher one fails, naming the function and both files",
+      rc == 1 and "call against the layer order: core/observe/bad.c uses enc_release of core/graphs/replay.c" in out,
+      f"rc={rc} {out}")
+
+rc, out = run_tree({**FLAT, **FLOORS, "core/state/gate.h": inc("core/observe/stats.h") + "int enc_stream_end2;\n",
+                    "core/state/bad.c": "/* enc_core_launch() */ static const char *s = \"enc_core_launch\";\n"
+                                        "void enc_x(void) { enum enc_core_launch k; (void)k; }\n"})
+check("check-includes: names in comments, strings and enum tags are not calls", rc == 0, f"rc={rc} {out}")
+
+rc, out = run_tree({**FLAT, **FLOORS, "core/loose.c": ""})
+check("check-includes: a file directly in core/ once it has floors is named",
+      rc == 1 and "floors: core/loose.c is directly in core/" in out, f"rc={rc} {out}")
+
 with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([sys.executable, TOOL, "--root", d], capture_output=True, text=True)
     check("check-includes: a root without the layer folders is a usage error (exit 2)", p.returncode == 2,

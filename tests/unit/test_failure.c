@@ -1,10 +1,19 @@
 /* Unit tests of what happens when a held launch fails as it is released
- * (core/failure.c): a sticky error asks encore to switch off; any other is
+ * (core/state/failure.c): a sticky error asks encore to switch off; any other is
  * kept on its stream and returned, once, by the next call that observes that
  * stream or by a flush-everything call. The stream states are real ones
- * (core/stream.c) on a fake driver that only answers what a new state asks. */
+ * (core/streams/stream.c) on a fake driver that only answers what a new state asks. */
 #include "base/driver.h"
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

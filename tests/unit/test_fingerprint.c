@@ -1,8 +1,8 @@
-/* Unit tests of core/fingerprint.h: what makes two launches' structural
+/* Unit tests of core/state/fingerprint.h: what makes two launches' structural
  * fingerprints equal or different, and where the grid goes (the arguments'). */
 #include <string.h>
 
-#include "core/fingerprint.h"
+#include "core/state/fingerprint.h"
 #include "testhelper.h"
 
 static const unsigned G[3] = {4, 1, 1}, B[3] = {128, 1, 1};

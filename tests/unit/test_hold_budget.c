@@ -1,7 +1,16 @@
-/* Unit tests of the hold budget and the hold ramp (core/sequence.c): how long
+/* Unit tests of the hold budget and the hold ramp (core/streams/sequence.c): how long
  * a stream's sequences may be, given the host time between its launches and
  * how many sequences ended full since the last flush point. */
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

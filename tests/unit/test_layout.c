@@ -1,9 +1,18 @@
-/* Unit tests of the parameter-layout cache (core/layout.c) against a fake
+/* Unit tests of the parameter-layout cache (core/graphs/layout.c) against a fake
  * driver: enc_drv's parameter-info and name functions point at the fakes
  * below, which describe a few kernels by handle and count their calls. */
 #include "base/driver.h"
 #include "base/guard.h"
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "testhelper.h"
 
 enum {

@@ -1,9 +1,9 @@
-/* Kernel names as people write them (core/names.c): ENCORE_INCLUDE and
+/* Kernel names as people write them (core/observe/names.c): ENCORE_INCLUDE and
  * ENCORE_EXCLUDE patterns match a kernel by the name the driver gives or by
  * its readable part. */
 #include <string.h>
 
-#include "core/names.h"
+#include "core/observe/names.h"
 #include "testhelper.h"
 
 int main(int argc, char **argv) {

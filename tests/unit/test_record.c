@@ -1,8 +1,17 @@
-/* Unit tests of recording a launch into a sequence (core/record.c): what a
+/* Unit tests of recording a launch into a sequence (core/streams/record.c): what a
  * record keeps, its fingerprints and the sequence hashes, padding between
  * parameters zeroed, launches that cannot be recorded, and moving the pending
  * launch into a fresh sequence (the anchor cut). */
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "testhelper.h"
 
 /* A layout of (int at 0, pointer-sized at 8): 4 bytes of padding at 4..8. */

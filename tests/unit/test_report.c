@@ -1,5 +1,5 @@
-/* Unit tests of the report (core/report.c, report_table.c, eventlog.c)
- * against a fake stats provider (core/stats.c belongs to the engine): the
+/* Unit tests of the report (core/observe/report.c, report_table.c, eventlog.c)
+ * against a fake stats provider (core/observe/stats.c belongs to the engine): the
  * table, the JSON summary, JSON-log events, escaping, rate limiting, the exit
  * path, forked children.
  *
@@ -8,7 +8,7 @@
  * check_report_json.py, which parses every line with json.loads and checks
  * that the summary's numbers equal the table's. Scenarios that need fresh
  * once-only state (init, exit) run in a forked child. */
-#include "core/report.h"
+#include "core/observe/report.h"
 #include "base/log.h"
 #include "policy/options.h"
 #include "testhelper.h"

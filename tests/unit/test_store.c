@@ -1,8 +1,17 @@
-/* Unit tests of a stream's sequence store (core/store.c): the trie of
+/* Unit tests of a stream's sequence store (core/graphs/store.c): the trie of
  * captured sequences (insert, child lookup, growth) and the graphs that hang
  * in it (add, drop, least-recently-used eviction, forgetting everything).
  * No driver: the graphs here have no executable. */
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "testhelper.h"
 
 /* A launch whose structure is `sfp` (nothing else of it matters to the trie). */

@@ -1,10 +1,19 @@
 /* Unit tests of the check a launch passes before it is held
- * (core/validate.c), and of the program's changes of a function's
+ * (core/path/validate.c), and of the program's changes of a function's
  * attributes, against a fake driver: one device (limits as on an H100), a
  * function F whose limits the test sets, a CUkernel K, and a function whose
  * attributes cannot be read. The fakes count their calls. */
 #include "base/driver.h"
-#include "core/internal.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
 #include "policy/options.h"
 #include "testhelper.h"
 

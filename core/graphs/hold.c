@@ -1,0 +1,173 @@
+/* encore: hold only where holding pays.
+ *
+ * Holding launches pays when the hold ends in a replay (one graph launch for
+ * many); a hold that ends otherwise (the held launches diverged from every
+ * graph, or a flush point came before a graph's sequence was complete) only
+ * delayed them: the GPU may have idled meanwhile. So each start of a hold
+ * (a child of the trie's root: the first launch of some graph's sequence)
+ * keeps its last holds' outcomes, and when they do not pay, holding there is
+ * given up for a while:
+ *   - given up after HOLD_FAILS_MAX holds in a row without a replay, or when
+ *     fewer than half of the last HOLD_WINDOW holds replayed;
+ *   - while given up, sequences that begin there run eagerly (they are still
+ *     recorded and counted towards capture: learning goes on);
+ *   - after BACKOFF_FIRST << k such sequences (k: the times given up before,
+ *     capped at BACKOFF_MAX_SHIFT) one hold is tried again, and one more
+ *     failure gives up again;
+ *   - a new graph captured from that start, or HOLD_WINDOW replays in a row,
+ *     forgets the back-off.
+ * A program that never repeats so converges to pass-through cost (one probe
+ * per up to 4096 sequences), and one that starts repeating later is picked up
+ * again (at once when it captures a new graph). ENCORE_HOLD_RULE=0 holds
+ * wherever a graph's sequence begins, as before the rule. The state lives in
+ * the trie nodes (enc_trie_node); compacting the trie starts it afresh.
+ * Captures that never replay are given up the same way (below).
+ * Everything here runs with the stream's mutex held. */
+#define _GNU_SOURCE
+#include "base/log.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/graphs/worth.h"
+#include "policy/options.h"
+
+#define HOLD_FAILS_MAX 4     /* holds in a row without a replay: give up */
+#define HOLD_WINDOW 8        /* the last holds kept (bits of hold_hist) */
+#define HOLD_MIN_PAID 4      /* ... of which fewer replayed than this: give up */
+#define BACKOFF_FIRST 8u     /* sequences run eagerly after the first give-up */
+#define BACKOFF_MAX_SHIFT 9u /* ... doubling with each give-up, up to 8 << 9 = 4096 */
+
+static const enc_layout *start_layout(const enc_trie_node *t) { return enc_layout_cached(t->f); }
+
+/* A sequence begins at a given-up start: 1 if it is the one to try again. */
+int enc_hold_skip_slow(enc_stream_state *st, uint32_t start) {
+    enc_trie_node *t = &st->store.nodes[start];
+    if (--t->hold_skip != 0) return 0;
+    t->hold_fails = HOLD_FAILS_MAX - 1; /* a probe: one more failure gives up again */
+    t->hold_hist = 0;
+    t->hold_n = 0;
+    ENC_TSTAT_ADD(holds_resumed, 1);
+    enc_event_hold_resumed(start_layout(t), "back-off");
+    return 1;
+}
+
+static void give_up(enc_trie_node *t) {
+    uint32_t k = t->hold_backoff < BACKOFF_MAX_SHIFT ? t->hold_backoff : BACKOFF_MAX_SHIFT;
+    t->hold_skip = BACKOFF_FIRST << k;
+    if (t->hold_backoff < 255) t->hold_backoff++;
+    ENC_TSTAT_ADD(holds_given_up, 1);
+    enc_event_hold_given_up(start_layout(t), (uint32_t)__builtin_popcount(t->hold_hist), t->hold_n, t->hold_skip);
+    t->hold_fails = 0;
+    t->hold_hist = 0;
+    t->hold_n = 0;
+}
+
+void enc_hold_outcome(enc_stream_state *st, int replayed) {
+    ENC_TSTAT_ADD(holds, 1);
+    if (replayed) {
+        ENC_TSTAT_ADD(holds_replayed, 1);
+        st->win_replays++; /* the stream's learning pays (rest.c) */
+    } else {
+        uint64_t now = enc_now_ns(), held = now > st->held_since ? now - st->held_since : 0;
+        ENC_TSTAT_ADD(held_unpaid_ns, held);
+        ENC_ACCT_ADD(st, ENC_ACCT_UNPAID_NS, held);
+    }
+    uint32_t start = st->hold_start;
+    if (!enc_opt.hold_rule || start == ENC_TRIE_ROOT || start >= st->store.nnodes) return;
+    enc_trie_node *t = &st->store.nodes[start];
+    if (t->parent != ENC_TRIE_ROOT) return; /* the trie was rebuilt meanwhile */
+    t->hold_hist = (uint8_t)((t->hold_hist << 1) | (replayed ? 1 : 0));
+    if (t->hold_n < HOLD_WINDOW) t->hold_n++;
+    if (replayed) {
+        t->hold_fails = 0;
+        if (t->hold_n == HOLD_WINDOW && t->hold_hist == 0xff) t->hold_backoff = 0; /* pays steadily again */
+        return;
+    }
+    if (t->hold_fails < 255) t->hold_fails++;
+    if (t->hold_fails >= HOLD_FAILS_MAX ||
+        (t->hold_n == HOLD_WINDOW && __builtin_popcount(t->hold_hist) < HOLD_MIN_PAID))
+        give_up(t);
+}
+
+void enc_hold_new_graph(enc_store *s, uint32_t node) {
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return;
+    while (s->nodes[node].parent != ENC_TRIE_ROOT) node = s->nodes[node].parent;
+    enc_trie_node *t = &s->nodes[node];
+    if (t->hold_skip) {
+        ENC_TSTAT_ADD(holds_resumed, 1);
+        enc_event_hold_resumed(start_layout(t), "new graph");
+    }
+    t->hold_skip = 0;
+    t->hold_fails = 0;
+    t->hold_hist = 0;
+    t->hold_n = 0;
+    t->hold_backoff = 0;
+}
+
+/* ---- captures that never replay ---------------------------------------------------
+ * The same back-off for capturing, kept at the trie node where the captured
+ * sequences end (their structure: kernels and configurations): where
+ * CAP_UNPAID_MAX graphs were captured that have not replayed yet, and more
+ * than one in CAP_UNPAID_SHARE of the graphs captured there, the next
+ * BACKOFF_FIRST << k captures due there are refused (a sequence due for
+ * capture that comes again is one more), then one is made; the first replay
+ * of a graph there, when fewer than CAP_UNPAID_MAX remain unreplayed, forgets
+ * the back-off. Sequences of one structure whose arguments never come again
+ * the same way (new buffers every step and no patching, say) so stop paying
+ * for captures that never replay, while a long loop body, whose sequences
+ * differ in structure, is captured whole before any of it replays. */
+#define CAP_UNPAID_MAX 4
+#define CAP_UNPAID_SHARE 8
+
+/* The trie node where st's open sequence ends, or ENC_NO_NODE (no graph of its structure). */
+static uint32_t sequence_node(const enc_stream_state *st) {
+    uint32_t node = ENC_TRIE_ROOT;
+    for (uint32_t i = 0; i < st->seq.n && node != ENC_NO_NODE; i++)
+        node = enc_store_child(&st->store, node, st->seq.recs[i].sfp);
+    return node;
+}
+
+int enc_capture_admits(enc_stream_state *st) {
+    if (!enc_opt.hold_rule || st->seq.n == 0) return 1;
+    uint32_t node = sequence_node(st);
+    if (node == ENC_NO_NODE) return 1;
+    enc_trie_node *t = &st->store.nodes[node];
+    if (t->cap_skip) {
+        if (--t->cap_skip == 0) return 1; /* a probe */
+        ENC_TSTAT_ADD(captures_refused, 1);
+        return 0;
+    }
+    if (t->cap_unpaid < CAP_UNPAID_MAX || (uint32_t)t->cap_unpaid * CAP_UNPAID_SHARE < t->caps) return 1;
+    uint32_t k = t->cap_backoff < BACKOFF_MAX_SHIFT ? t->cap_backoff : BACKOFF_MAX_SHIFT;
+    t->cap_skip = BACKOFF_FIRST << k;
+    if (t->cap_backoff < 255) t->cap_backoff++;
+    ENC_TSTAT_ADD(captures_given_up, 1);
+    ENC_TSTAT_ADD(captures_refused, 1);
+    enc_event_capture_given_up(st->seq.recs[0].L, t->cap_unpaid, t->caps, t->cap_skip);
+    return 0;
+}
+
+void enc_capture_note(enc_store *s, uint32_t node) {
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return;
+    enc_trie_node *t = &s->nodes[node];
+    if (t->caps == UINT16_MAX) { /* keep the share, forget the oldest */
+        t->caps /= 2;
+        t->cap_unpaid /= 2;
+    }
+    t->caps++;
+    t->cap_unpaid++;
+}
+
+void enc_capture_paid(enc_store *s, uint32_t node) {
+    ENC_TSTAT_ADD(graphs_replayed, 1);
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT || node >= s->nnodes) return;
+    enc_trie_node *t = &s->nodes[node];
+    if (t->cap_unpaid) t->cap_unpaid--;
+    if (t->cap_unpaid < CAP_UNPAID_MAX) {
+        t->cap_skip = 0;
+        t->cap_backoff = 0;
+    }
+}

@@ -1,0 +1,27 @@
+/* encore: kernels' parameter layouts, cached per function (layout.c). */
+#ifndef ENCORE_LAYOUT_H
+#define ENCORE_LAYOUT_H
+
+#include <cuda.h>
+
+#include "core/state/types.h"
+
+/* Layouts, and the cache itself, are read only with a stream state's mutex
+ * held (or the cache's own lock): that is what lets a retired layout be freed
+ * once every state's mutex has been taken after its retirement (reclaim.c). */
+const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
+const enc_layout *enc_layout_for(CUfunction f);    /* looks it up (driver calls) if needed */
+/* Take the layouts `pick` chooses out of the cache: they are marked retired
+ * and returned as a list (linked by retired_next), NULL if none. Launches may
+ * still hold them: free them (enc_layouts_free) only after every stream
+ * state's mutex was taken once since, and the next retirement only after
+ * that (the cache is double-buffered: the one before is reused). */
+typedef int (*enc_layout_pick)(const enc_layout *L, const void *arg);
+enc_layout *enc_layouts_retire(enc_layout_pick pick, const void *arg);
+enc_layout *enc_layouts_reset(void); /* retires them all */
+void enc_layouts_free(enc_layout *retired);
+/* A changed attribute of f (a CUkernel if kernel; NULL: any) concerns the layouts of the same code. */
+unsigned enc_layouts_mark_code(CUfunction f, int kernel); /* layouts of f's code get a new stamp, returned */
+void enc_layouts_distrust(unsigned stamp);                /* those layouts' launches are never held again */
+
+#endif

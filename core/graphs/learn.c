@@ -1,0 +1,498 @@
+/* encore: learning: candidates, capture, and a graph's kernel nodes.
+ *
+ * When a sequence ends, its hash is counted as a candidate; a sequence seen
+ * ENCORE_MIN_REPEATS times is captured from its recorded copies (never by
+ * running the program's work twice) on encore's own non-blocking stream in
+ * relaxed mode, instantiated (with node priorities when its launches set
+ * CU_LAUNCH_ATTRIBUTE_PRIORITY) and added to the stream's store. With
+ * ENCORE_PATCH, the sequence's structure alone is counted too (a structural
+ * candidate), so that a sequence whose arguments change (a step counter)
+ * gets a graph whose kernel nodes can be patched. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/driver.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/graphs/worth.h"
+#include "core/observe/names.h"
+#include "core/observe/nvtx.h"
+#include "policy/options.h"
+
+#define CAND_PROBES 8          /* slots tried from a hash's home slot */
+#define MAX_PRIVATE_STREAMS 64 /* contexts with a capture stream of encore's */
+
+/* ---- candidates ------------------------------------------------------------------ */
+
+/* avoid: a candidate never taken as the victim (the one just counted). */
+static enc_candidate *cand_find(enc_candidate *table, uint64_t hash, int create, const enc_candidate *avoid) {
+    uint32_t base = (uint32_t)hash & (ENC_CAND_CAP - 1);
+    enc_candidate *victim = NULL;
+    for (uint32_t i = 0; i < CAND_PROBES; i++) {
+        enc_candidate *c = &table[(base + i) & (ENC_CAND_CAP - 1)];
+        if (c->count && c->hash == hash) return c;
+        if (!c->count) {
+            if (!victim || victim->count) victim = c; /* the first free slot */
+        } else if (c->state == ENC_CAND_COUNTING && c != avoid &&
+                   (!victim || (victim->count && c->count < victim->count))) {
+            victim = c; /* else the least-counted counting one */
+        }
+    }
+    if (!create || !victim) return NULL;
+    victim->hash = hash;
+    victim->count = 0;
+    victim->state = ENC_CAND_COUNTING;
+    return victim;
+}
+
+enc_candidate *enc_cand_find(enc_candidate *table, uint64_t hash, int create) {
+    return cand_find(table, hash, create, NULL);
+}
+
+/* ---- ENCORE_INCLUDE and ENCORE_EXCLUDE ---------------------------------------------- */
+
+static int sequence_allowed(const enc_seq *seq) {
+    if (!enc_opt.include[0] && !enc_opt.exclude[0]) return 1;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        if (seq->recs[i].L->is_op) continue; /* the patterns name kernels */
+        const char *name = seq->recs[i].L->name;
+        if (enc_opt.include[0] && !enc_name_matches(enc_opt.include, name)) return 0;
+        if (enc_opt.exclude[0] && enc_name_matches(enc_opt.exclude, name)) return 0;
+    }
+    return 1;
+}
+
+/* ---- launch priorities ---------------------------------------------------------- */
+
+static int has_priority_attr(const enc_rec *r, const unsigned char *arena) {
+    const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
+    for (uint32_t i = 0; i < r->nattrs; i++)
+        if (a[i].id == CU_LAUNCH_ATTRIBUTE_PRIORITY) return 1;
+    return 0;
+}
+
+/* Launches of seq that set CU_LAUNCH_ATTRIBUTE_PRIORITY. None: the graph is
+ * instantiated plainly and runs at the priority of the stream it is launched
+ * into, as they would. Some: with CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,
+ * so that those nodes keep theirs; the other nodes then run at the priority
+ * of the stream they were captured on (encore's), which is right only while
+ * the program's stream has that priority too (enc_stream_priority_like_capture
+ * here, enc_stream_check_attrs later: see mixed_prio). */
+static uint32_t launches_with_priority(const enc_seq *seq) {
+    uint32_t with = 0;
+    for (uint32_t i = 0; i < seq->n; i++) with += (uint32_t)has_priority_attr(&seq->recs[i], seq->arena);
+    return with;
+}
+
+/* ---- the program's context-wide calls ---------------------------------------------- */
+
+/* One capture at a time (they share the private stream), and none while a
+ * context-wide call of the program runs: the driver fails cuCtxSynchronize
+ * while any stream of the context captures, in every capture mode. */
+static pthread_rwlock_t capture_rw = PTHREAD_RWLOCK_INITIALIZER;
+static __thread int in_wide_call __attribute__((tls_model("initial-exec")));
+
+void enc_core_wide_call_begin(void) {
+    if (!in_wide_call++) pthread_rwlock_rdlock(&capture_rw);
+}
+
+void enc_core_wide_call_end(void) {
+    if (in_wide_call && !--in_wide_call) pthread_rwlock_unlock(&capture_rw);
+}
+
+/* ---- a graph's kernel nodes, for patching ------------------------------------------- */
+
+/* node's type, for a debug line (-1 if the driver does not say). */
+static int node_type(CUgraphNode node) {
+    CUgraphNodeType type;
+    return enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS ? (int)type : -1;
+}
+
+/* node's dependencies (at most *nd into d), of any edge kind: a
+ * programmatic edge orders the nodes as a plain one does, for this purpose. */
+static CUresult node_dependencies(CUgraphNode node, CUgraphNode *d, size_t *nd) {
+    if (!enc_drv.graphNodeGetDependenciesEdges) return enc_drv.graphNodeGetDependencies(node, d, nd);
+    CUgraphEdgeData edges[2];
+    return *nd <= 2 ? enc_drv.graphNodeGetDependenciesEdges(node, d, edges, nd) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Each node's single dependency, as an index into all[] (-1: none). 0 if a
+ * node has more than one, or one outside all[]. */
+static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
+    for (uint32_t i = 0; i < n; i++) {
+        CUgraphNode d[2];
+        size_t nd = 2;
+        CUresult r = node_dependencies(all[i], d, &nd);
+        if (r != CUDA_SUCCESS) {
+            ENC_DEBUG("a graph of %u nodes cannot be walked: the dependencies of node %u (type %d) were refused "
+                      "(CUDA error %d)",
+                      n, i, node_type(all[i]), (int)r);
+            return 0;
+        }
+        dep[i] = -1;
+        for (uint32_t j = 0; nd == 1 && j < n; j++)
+            if (all[j] == d[0]) dep[i] = (int32_t)j;
+        if (nd > 1 || (nd == 1 && dep[i] < 0)) {
+            ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i,
+                      node_type(all[i]), nd);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Is `node` the kernel node of launch r (kernel, configuration, argument
+ * bytes)? Sets *func to the function the node names. */
+static int node_is_launch(CUgraphNode node, const enc_rec *r, const unsigned char *arena, CUfunction *func) {
+    CUgraphNodeType type;
+    CUDA_KERNEL_NODE_PARAMS_v1 kp;
+    const enc_layout *L = r->L;
+    if (L->is_op) {
+        *func = NULL;
+        return enc_op_node_ok(node, r);
+    }
+    int ok = enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
+             enc_drv.graphKernelNodeGetParams(node, &kp) == CUDA_SUCCESS && (kp.func == r->f || L->is_kernel) &&
+             kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
+             kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
+             kp.sharedMemBytes == r->smem && (L->nparams == 0 || kp.kernelParams);
+    for (uint32_t j = 0; ok && j < L->nparams; j++)
+        ok = kp.kernelParams[j] &&
+             memcmp(kp.kernelParams[j], arena + r->arg_off + L->off[j], enc_layout_size(L, j)) == 0;
+    if (!ok || !kp.func) return 0; /* a patch must name the node's function */
+    *func = kp.func;
+    return 1;
+}
+
+/* Walk the chain from its root: chain[i] is the node that depends on
+ * chain[i - 1] alone, checked against launch i. */
+static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs, const unsigned char *arena, uint32_t n,
+                      enc_graph_node *chain) {
+    int32_t prev = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t next = -1;
+        for (uint32_t j = 0; j < n; j++)
+            if (dep[j] == prev) {
+                if (next >= 0) return 0; /* a fork: not a chain */
+                next = (int32_t)j;
+            }
+        if (next < 0) return 0;
+        chain[i].node = all[next];
+        prev = next;
+        if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) {
+            ENC_DEBUG("graph node %u of %u (type %d) is not its launch %s", i, n, node_type(chain[i].node),
+                      recs[i].L->name);
+            return 0;
+        }
+        chain[i].ev = enc_op_event(&recs[i], arena);
+    }
+    return 1;
+}
+
+/* The kernel nodes of a graph captured from recs[0..n), in launch order, or
+ * NULL. Capturing one stream gives a chain: node i depends on node i - 1
+ * alone. Each node is checked against its launch (kernel, function,
+ * arguments), so a node is patched only where it is certain which launch it
+ * is. */
+static enc_graph_node *chain_nodes(CUgraph g, const enc_rec *recs, const unsigned char *arena, uint32_t n) {
+    if (!enc_drv.graphGetNodes || !enc_drv.graphNodeGetDependencies || !enc_drv.graphNodeGetType ||
+        !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
+        return NULL;
+    size_t cnt = 0;
+    if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) {
+        ENC_DEBUG("a graph captured from %u launches has %zu nodes", n, cnt);
+        return NULL;
+    }
+    CUgraphNode *all = malloc(n * sizeof *all);
+    enc_graph_node *chain = malloc(n * sizeof *chain);
+    int32_t *dep = malloc(n * sizeof *dep);
+    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
+    ok = ok && dependency_indices(all, n, dep) && walk_chain(all, dep, recs, arena, n, chain);
+    free(all);
+    free(dep);
+    if (!ok) {
+        free(chain);
+        return NULL;
+    }
+    return chain;
+}
+
+/* ---- capture ----------------------------------------------------------------------- */
+
+/* Per context: encore's capture stream, and the placeholder event its event
+ * nodes are captured with (never recorded by the program, never destroyed
+ * while its context lives: an event node can always go back to it). */
+static struct {
+    CUcontext ctx;
+    CUstream s;
+    CUevent ev;
+} priv[MAX_PRIVATE_STREAMS];
+static int npriv;
+static pthread_mutex_t priv_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* ctx's entry (created, its stream with it, if need be), or -1. With priv_mu held. */
+static int private_entry(CUcontext ctx) {
+    for (int i = 0; i < npriv; i++)
+        if (priv[i].ctx == ctx) return i;
+    CUstream s;
+    if (npriv >= MAX_PRIVATE_STREAMS || enc_drv.streamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return -1;
+    priv[npriv].ctx = ctx;
+    priv[npriv].s = s;
+    priv[npriv].ev = NULL;
+    return npriv++;
+}
+
+static CUstream private_stream(CUcontext ctx) {
+    pthread_mutex_lock(&priv_mu);
+    int i = private_entry(ctx);
+    CUstream s = i >= 0 ? priv[i].s : NULL;
+    pthread_mutex_unlock(&priv_mu);
+    return s;
+}
+
+/* ctx's placeholder event (ctx current), or NULL. */
+static CUevent placeholder_event(CUcontext ctx) {
+    pthread_mutex_lock(&priv_mu);
+    int i = private_entry(ctx);
+    if (i >= 0 && !priv[i].ev && enc_drv.eventCreate(&priv[i].ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        priv[i].ev = NULL;
+    CUevent ev = i >= 0 ? priv[i].ev : NULL;
+    pthread_mutex_unlock(&priv_mu);
+    return ev;
+}
+
+void enc_learn_context_gone(CUcontext ctx) {
+    pthread_mutex_lock(&priv_mu);
+    for (int i = 0; i < npriv; i++)
+        if (priv[i].ctx == ctx) priv[i--] = priv[--npriv]; /* destroyed with its context (NULL: none named) */
+    pthread_mutex_unlock(&priv_mu);
+}
+CUstream enc_learn_capture_stream(CUcontext ctx) { return private_stream(ctx); }
+
+/* A graph-to-be holding its own copy of the sequence's records, or NULL. */
+static enc_graph *copy_sequence(const enc_seq *seq) {
+    enc_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->recs = malloc(seq->n * sizeof(enc_rec));
+    g->arena = malloc(seq->arena_used ? seq->arena_used : 1);
+    if (!g->recs || !g->arena) {
+        enc_graph_free(g);
+        return NULL;
+    }
+    memcpy(g->recs, seq->recs, seq->n * sizeof(enc_rec));
+    memcpy(g->arena, seq->arena, seq->arena_used);
+    g->len = seq->n;
+    g->nops = seq->nops;
+    g->args_key = enc_args_key(g->recs, g->len);
+    return g;
+}
+
+/* Capture g's launches on encore's private stream of st's context, and
+ * instantiate the graph. Returns NULL, or what failed (its CUDA error in
+ * *err). *t_captured: when the capture ended. With capture_rw held. */
+static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsigned long long flags, CUresult *err,
+                                 uint64_t *t_captured) {
+    const char *what = NULL;
+    CUresult r = CUDA_SUCCESS;
+    CUgraph cg = NULL;
+    ENC_GUARDED {
+        int pushed = enc_stream_enter_ctx(st);
+        CUstream priv = private_stream(st->ctx);
+        /* Event nodes name the placeholder in the graph and the program's events in its exec: the
+         * program may destroy its events, and the driver patches no record node whose event is gone. */
+        CUevent ph = enc_graph_has_event_op(g) && enc_op_events_patchable() ? placeholder_event(st->ctx) : NULL;
+        if (!priv) {
+            what = "creating encore's capture stream";
+            r = CUDA_ERROR_UNKNOWN;
+        }
+        if (!what && (r = enc_drv.streamBeginCapture(priv, CU_STREAM_CAPTURE_MODE_RELAXED)) != CUDA_SUCCESS)
+            what = "cuStreamBeginCapture";
+        if (!what) {
+            for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++)
+                r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1, ph)
+                                        : enc_stream_issue_rec(&g->recs[i], g->arena, priv);
+            CUresult re = enc_drv.streamEndCapture(priv, &cg);
+            if (r != CUDA_SUCCESS)
+                what = "a launch during capture";
+            else if (re != CUDA_SUCCESS) {
+                what = "cuStreamEndCapture";
+                r = re;
+            }
+        }
+        *t_captured = enc_now_ns();
+        g->ctx = st->ctx;
+        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, flags)) != CUDA_SUCCESS) {
+            what = "cuGraphInstantiate";
+            g->exec = NULL;
+        }
+        if (!what && enc_opt.patch && (g->knodes = chain_nodes(cg, g->recs, g->arena, g->len)) != NULL) {
+            g->graph = cg; /* kept: its node handles name the nodes to patch */
+            cg = NULL;
+        }
+        if (!what && ph && (what = enc_graph_name_events(g, ph)) != NULL) r = CUDA_ERROR_UNKNOWN;
+        if (cg) enc_drv.graphDestroy(cg);
+        enc_stream_leave_ctx(pushed);
+    }
+    *err = r;
+    return what;
+}
+
+/* Add a captured graph to st's store, for candidate c. */
+static void keep_graph(enc_stream_state *st, enc_candidate *c, enc_graph *g, uint64_t capture_ns,
+                       uint64_t instantiate_ns) {
+    g->node = enc_store_insert(&st->store, g->recs, g->len);
+    if (g->node == ENC_NO_NODE) {
+        enc_graph_free(g);
+        return;
+    }
+    g->cand_hash = c->hash;
+    enc_store_add_graph(&st->store, g);
+    c->state = ENC_CAND_CAPTURED;
+    enc_capture_note(&st->store, g->node);
+    g->id = enc_event_graph_captured(g->len, g->recs, capture_ns, instantiate_ns);
+}
+
+/* Captures that keep failing are a failure of encore's (the driver refuses
+ * something in how it captures), and each costs a capture and perhaps an
+ * instantiation: after CAPTURE_FAIL_STREAK failures in a row, encore captures
+ * no new graph (those it has replay on), or, if none ever succeeded, switches
+ * itself off. */
+#define CAPTURE_FAIL_STREAK 16
+_Static_assert(CAPTURE_FAIL_STREAK == 16, "capture_failed's messages say 16");
+static unsigned capture_fail_streak, captures_ok; /* atomic */
+static int captures_stopped;                      /* atomic */
+
+static void capture_failed(const char *what, CUresult r) {
+    enc_event_capture_failed(what, r);
+    if (__atomic_add_fetch(&capture_fail_streak, 1, __ATOMIC_RELAXED) != CAPTURE_FAIL_STREAK) return;
+    /* at once: switching off waits for an entry point that holds no lock, and a capture may come first */
+    __atomic_store_n(&captures_stopped, 1, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&captures_ok, __ATOMIC_RELAXED)) {
+        enc_request_disable_why("16 of encore's captures in a row failed and none ever succeeded");
+        return;
+    }
+    enc_log(ENC_LOG_WARN,
+            "16 of encore's captures in a row failed (the last in %s, CUDA error %d); encore captures "
+            "no new graphs from now on (those it has still replay)",
+            what, (int)r);
+}
+
+/* Capture st's sequence into a graph for candidate c (structural: captured
+ * for patching). With st->mu held. */
+static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
+    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
+    if (__atomic_load_n(&captures_stopped, __ATOMIC_RELAXED)) return;
+    if (!sequence_allowed(&st->seq)) {
+        c->state = ENC_CAND_NEVER;
+        return;
+    }
+    uint32_t with_prio = launches_with_priority(&st->seq);
+    int mixed_prio = with_prio > 0 && with_prio < st->seq.n;
+    unsigned long long flags = with_prio ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : 0;
+    if (mixed_prio && !enc_stream_priority_like_capture(st)) {
+        c->state = ENC_CAND_NEVER;
+        ENC_DEBUG("a repeating sequence sets launch priorities on some launches only, on a stream whose priority "
+                  "differs from encore's capture stream's: it runs eagerly");
+        return;
+    }
+    if (!enc_capture_admits(st)) return;     /* graphs of its structure did not replay */
+    if (!enc_reclaim_graph_room(st)) return; /* try again next time */
+    enc_graph *g = copy_sequence(&st->seq);
+    if (!g) return;
+    /* If a context-wide call of the program is in flight, try again the next
+     * time the sequence comes. */
+    if (pthread_rwlock_trywrlock(&capture_rw) != 0) {
+        enc_graph_free(g);
+        return;
+    }
+    uint64_t t0 = enc_now_ns(), t1;
+    CUresult r;
+    enc_nvtx_capture(st->seq.n);
+    const char *what = capture_graph(st, g, flags, &r, &t1);
+    enc_nvtx_end();
+    pthread_rwlock_unlock(&capture_rw);
+    uint64_t t2 = enc_now_ns();
+    ENC_TSTAT_ADD(capture_ns, t2 - t0);
+    ENC_ACCT_ADD(st, ENC_ACCT_CAPTURE_NS, t2 - t0);
+    if (what) {
+        c->state = ENC_CAND_NEVER; /* never again for this sequence */
+        capture_failed(what, r);
+        enc_graph_free(g);
+    } else if (structural && !g->knodes) {
+        /* captured for patching, but its nodes cannot be told apart: holding
+         * launches back for a graph that can only match by chance does not pay */
+        c->state = ENC_CAND_NEVER;
+        ENC_DEBUG("a repeating launch structure cannot be patched "
+                  "(its graph nodes could not be matched to its launches)");
+        enc_graph_free(g);
+    } else {
+        if (mixed_prio) st->mixed_prio = 1;
+        __atomic_store_n(&capture_fail_streak, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&captures_ok, 1, __ATOMIC_RELAXED);
+        keep_graph(st, c, g, t1 - t0, t2 - t1);
+    }
+}
+
+/* What learning made of a sequence, for the report (stats.h, "learnt"). */
+static void learnt(enum enc_learn_outcome o) { ENC_TSTAT_ADD(learnt[o], 1); }
+
+/* The outcome of counting candidate c (exact) and sc (structural, may be NULL). */
+static enum enc_learn_outcome outcome(const enc_candidate *c, const enc_candidate *sc, int sc_tried) {
+    if (!c || (sc_tried && !sc)) return ENC_LEARN_NO_SLOT;
+    if (c->state == ENC_CAND_NEVER || (sc && sc->count > 1 && sc->state == ENC_CAND_NEVER)) return ENC_LEARN_GIVEN_UP;
+    if (c->count > 1 || c->state == ENC_CAND_CAPTURED) return ENC_LEARN_AGAIN;
+    if (sc && (sc->count > 1 || sc->state == ENC_CAND_CAPTURED)) return ENC_LEARN_STRUCTURE;
+    return ENC_LEARN_NEW;
+}
+
+void enc_learn_sequence(enc_stream_state *st) {
+    const enc_seq *seq = &st->seq;
+    int never = st->sparse                                ? ENC_LEARN_LEFT_ALONE
+                : seq->poisoned                           ? ENC_LEARN_UNRECORDED
+                : seq->n < (uint32_t)enc_opt.min_sequence ? ENC_LEARN_SHORT
+                : seq->n - seq->nops < 2                  ? ENC_LEARN_UNDER_TWO
+                                                          : -1;
+    if (never >= 0) { /* not a candidate (a replayed one is not counted as learning) */
+        if (!seq->fully_replayed) learnt((enum enc_learn_outcome)never);
+        if (never == ENC_LEARN_SHORT || never == ENC_LEARN_UNDER_TWO) st->win_small++; /* rest.c */
+        return;
+    }
+    if (seq->fully_replayed) {
+        /* Replayed by patching a graph of its structure: the exact sequence
+         * gets a graph of its own once it came ENC_EXACT_AFTER_PATCH times as
+         * often as a capture needs (one graph launch then replaces a patch
+         * per launch); a ring of many buffers, each seen a few times, stays
+         * with one patched graph rather than capturing one per buffer set. */
+        enc_rest_note_sequence(st, 1);
+        if (!seq->replayed_by_patch) return;
+        enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
+        if (c && c->state == ENC_CAND_COUNTING && ++c->count >= ENC_EXACT_AFTER_PATCH * (uint32_t)enc_opt.min_repeats)
+            capture(st, c, 0);
+        return;
+    }
+    enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
+    int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
+    if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
+    /* The same structure with other arguments (a step counter, say) is worth
+     * a graph too when the arguments can be patched in: count it apart (never
+     * in the place of the exact count just made), and capture the sequence as
+     * it is now. Not when it was just captured exactly: a structural count
+     * kept then would never be freed and would crowd out other candidates. */
+    enc_candidate *sc = NULL;
+    int sc_tried = enc_opt.patch && !(c && c->state == ENC_CAND_CAPTURED);
+    if (sc_tried) {
+        sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
+        recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
+        if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
+    }
+    learnt(outcome(c, sc, sc_tried));
+    enc_rest_note_sequence(st, recurring);
+}

@@ -1,0 +1,19 @@
+/* encore: the capture rule of core/graphs/hold.c, for the files that capture
+ * (learn.c), replay (replay.c) and report (events.c): captures that never
+ * replay are given up where they end, with a back-off. */
+#ifndef ENCORE_WORTH_H
+#define ENCORE_WORTH_H
+
+#include "core/state/stream_state.h"
+
+/* May st's open sequence be captured, as graphs of its structure replayed? (counts a refusal) */
+int enc_capture_admits(enc_stream_state *st);
+/* A graph ending at trie node `node` was captured. */
+void enc_capture_note(enc_store *s, uint32_t node);
+/* A graph ending at `node` replayed for the first time. */
+void enc_capture_paid(enc_store *s, uint32_t node);
+/* Capturing sequences that begin with a launch of `L` was given up there: `unpaid` of the `caps` graphs
+ * captured there never replayed; `skip`: captures refused before the next try. */
+void enc_event_capture_given_up(const enc_layout *L, uint32_t unpaid, uint32_t caps, uint32_t skip);
+
+#endif

@@ -1,0 +1,48 @@
+/* encore: what the files of the path floor (core/path/) offer each other;
+ * what they offer the hooks is core/path/engine.h.
+ *
+ * Floor rule: the path is the top of the engine: it uses every floor below
+ * (core/streams/, core/graphs/, core/state/, core/observe/) and nothing
+ * below it names it (scripts/check-includes). It registers the statistics'
+ * one callback (core/observe/stats_engine.h enc_stats_engine, in init.c). */
+#ifndef ENCORE_PATH_H
+#define ENCORE_PATH_H
+
+#include <cuda.h>
+
+#include "core/state/stream_state.h"
+
+/* ---- validate.c: what a held launch must keep; function attribute changes -------- */
+
+/* A device's launch limits, read once per device. */
+typedef struct enc_dev_limits {
+    int ok; /* atomic: the fields below are read */
+    CUdevice dev;
+    unsigned max_grid[3], max_block[3], max_threads;
+} enc_dev_limits;
+
+extern unsigned enc_func_attr_gen; /* bumped when the program changes a function attribute; atomic */
+
+/* Why the driver might refuse launch r on st's stream now (its function's and device's limits,
+ * or they cannot be read), or NULL: a refused launch is issued eagerly, after what is held. */
+const char *enc_launch_refusal(enc_stream_state *st, const enc_rec *r);
+static inline int enc_launch_valid(enc_stream_state *st, const enc_rec *r) { return !enc_launch_refusal(st, r); }
+
+/* ---- launch.c: the launch path, flush points, lifecycle events ------------------ */
+
+/* (what it offers is the engine's interface: core/path/engine.h), and to ops.c: */
+/* Issue what other streams hold that legacy-stream order puts before work on st. */
+void enc_launch_legacy_order(enc_stream_state *st);
+/* The pending record begins a graph's sequence: hold it (with st->mu held); 0 if not. */
+int enc_launch_start_holding(enc_stream_state *st);
+
+/* ---- prog_capture.c: the program's own captures (the gate: core/state/gate.h) ---- */
+
+/* ctx went away (NULL: one not named): the captures in it ended with it. */
+void enc_prog_capture_context_gone(CUcontext ctx);
+
+/* ---- deadline.c: the flush-deadline thread --------------------------------------- */
+
+void enc_deadline_start(void); /* once; switches encore off if the thread cannot start */
+
+#endif

@@ -1,0 +1,66 @@
+/* encore: the program's own switch (benchmarks).
+ *
+ * A benchmark that alternates blocks with encore active and passing through
+ * in one process cancels the process-to-process noise that decides nothing
+ * at 2%. cuGetProcAddress hands it a pseudo entry point for "encoreSetActive"
+ * (interpose/procaddr.c; the real driver has no such name, and encore exports
+ * no new symbol), CUresult fn(int active):
+ *   - off: everything held on every stream is issued (the path of a
+ *     flush-everything call), then launches pass straight through and are
+ *     only counted (launches_passive), as with ENCORE=0; the hooks keep
+ *     following the program's lifecycle calls (captures, unloads, context
+ *     resets), so what was learnt stays valid;
+ *   - on: learning and replay go on from what was learnt.
+ * The launch path reads one flag (enc_paused). A launch that finds it set
+ * issues whatever another thread's launch held while it was being set
+ * (sequences still open) before its own, so nothing held is overtaken. */
+#define _GNU_SOURCE
+#include "base/guard.h"
+#include "base/log.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/path/engine.h"
+#include "core/path/path.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
+#include "core/observe/report.h"
+
+int enc_paused;
+
+CUresult enc_core_set_active(int active) {
+    if (enc_tls_guard) return CUDA_SUCCESS;
+    enc_core_ensure_init();
+    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return CUDA_SUCCESS; /* ENCORE=0, or switched off */
+    if (active) {
+        if (__atomic_exchange_n(&enc_paused, 0, __ATOMIC_ACQ_REL)) {
+            ENC_DEBUG("switched on by the program");
+            enc_report_event_switch(1);
+        }
+        return CUDA_SUCCESS;
+    }
+    if (__atomic_exchange_n(&enc_paused, 1, __ATOMIC_ACQ_REL)) return CUDA_SUCCESS;
+    ENC_DEBUG("switched off by the program: what is held is issued, launches pass through");
+    ENC_GUARDED {
+        enc_stats_touch();
+        ENC_TSTAT_ADD(switched_off, 1);
+        enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+    }
+    enc_report_event_switch(0);
+    enc_core_act_on_requests();
+    return CUDA_SUCCESS; /* an error a released launch got stays for the next call that observes its stream */
+}
+
+CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *)) {
+    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) || __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED))
+        ENC_GUARDED enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+    enc_stats_touch();
+    ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
+    ENC_TSTAT_ADD(launches_seen, 1);
+    ENC_COUNT_EAGER(ENC_EAGER_PASSIVE, 1);
+    ENC_TSTAT_ADD(launches_passive, 1);
+    return call(l);
+}

@@ -1,0 +1,152 @@
+/* encore: what a stream has learnt (the trie of its captured sequences,
+ * their graphs, its candidates: enc_store) and one stream of the program as
+ * encore follows it (enc_stream_state). Shared by every floor of the engine;
+ * the store's functions are core/graphs/store.h's, the table's
+ * core/streams/streams.h's. */
+#ifndef ENCORE_STREAM_STATE_H
+#define ENCORE_STREAM_STATE_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/observe/stats.h"
+#include "core/state/types.h"
+
+typedef struct enc_trie_node {
+    uint32_t parent;
+    uint32_t first_child;
+    uint64_t sfp;
+    CUfunction f; /* what the launch leading here looked like, for divergence reports */
+    unsigned grid[3], block[3], smem;
+    enc_graph *graphs; /* graphs whose sequence ends here */
+    uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
+    /* hold.c: the hold rule at the root's children (where holds start): the last holds, and sequences to begin
+     * here eagerly before trying again (hold_skip); the capture rule where graphs end (cap_*). */
+    uint32_t hold_skip;
+    uint8_t hold_fails;                     /* holds in a row that did not replay */
+    uint8_t hold_hist;                      /* the last holds, newest in bit 0: 1 replayed */
+    uint8_t hold_n;                         /* holds in hold_hist (at most 8) */
+    uint8_t hold_backoff;                   /* times given up (the back-off's exponent) */
+    uint16_t caps, cap_unpaid, cap_backoff; /* graphs captured, not replayed yet; the back-off's exponent */
+    uint32_t cap_skip;                      /* captures still to refuse */
+} enc_trie_node;
+
+enum enc_cand_state {
+    ENC_CAND_COUNTING = 0,
+    ENC_CAND_CAPTURED = 1,
+    ENC_CAND_NEVER = 2, /* capture failed or excluded */
+};
+
+typedef struct enc_candidate {
+    uint64_t hash;
+    uint32_t count; /* 0: a free slot */
+    uint8_t state;  /* enum enc_cand_state */
+} enc_candidate;
+
+/* What a stream has learnt: candidates, graphs and the trie that finds them. */
+typedef struct enc_store {
+    enc_trie_node *nodes;
+    uint32_t nnodes, cap_nodes;
+    uint32_t *child_tab; /* open addressing: node ids, keyed by (parent, sfp) */
+    uint32_t child_cap;  /* a power of two, at least twice the nodes */
+    int ngraphs;         /* atomic: read without the lock (eviction skips stores without graphs) */
+    int ngraphs_ev;      /* atomic: of those, graphs with an event node (nodes.c enc_nodes_unname) */
+    uint32_t nlive;      /* trie nodes (the root aside) some graph's sequence passes through */
+    enc_candidate cands[ENC_CAND_CAP];
+} enc_store;
+
+enum enc_stream_kind { ENC_STREAM_EXPLICIT = 0, ENC_STREAM_LEGACY = 1, ENC_STREAM_PER_THREAD = 2 };
+
+/* One stream of the program, as encore follows it. Fields below `mu` are
+ * guarded by it, except those marked atomic. */
+typedef struct enc_stream_state {
+    pthread_mutex_t mu;
+    int kind;        /* enum enc_stream_kind */
+    CUstream handle; /* the program's handle (explicit streams) */
+    CUcontext ctx;
+    pid_t owner;  /* per-thread streams: the owning thread */
+    int blocking; /* synchronises with the legacy stream */
+    int needs_init;
+    int dead;     /* its stream was destroyed: the state may be reused */
+    uint32_t gen; /* bumped when the state stops meaning its stream (thread caches check it) */
+
+    enc_seq seq; /* the open sequence */
+    int open;    /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
+    /* Host time per launch, averaged over sequences: when the program's own
+     * host work between launches is slow (PyTorch eager: tens of microseconds
+     * per op), holding launches back only delays the GPU and a graph saves
+     * little, so such a stream is not held back (ENCORE_MAX_GAP). */
+    uint64_t gap_ns;
+    int sparse;
+    /* The first launch after a flush point is the anchor: when it comes
+     * again, a new sequence starts. Loops without a flush point per iteration
+     * then cut into the same sequences every iteration, whatever their length. */
+    int anchor_set;
+    uint64_t anchor_sfp, anchor_afp;
+    uint32_t since_anchor; /* launches recorded since the anchor last began a sequence */
+    /* This stream's longest sequence (0: enc_opt.max_sequence): slower launches, shorter
+     * sequences, so that one held keeps the GPU waiting at most ENCORE_HOLD_BUDGET. */
+    uint32_t seq_cap;
+    uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
+    uint8_t ramp;      /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP) */
+
+    /* Per-thread default streams: another thread cannot name them, so a
+     * release from another thread (deadline, a device-wide flush) goes to a
+     * side stream ordered after ev_start, and the owner joins ev_done. */
+    CUevent ev_start, ev_done;
+    CUstream side;
+    int join_pending; /* atomic: read without the lock */
+
+    /* Its attributes differ from encore's capture stream's in one a graph launch does not take from the
+     * stream (enc_stream_check_attrs): its launches run eagerly. attr_gen: enc_attr_gen when last checked. */
+    int attrs_differ;
+    uint32_t attr_gen;
+    /* It has graphs with node priorities whose other nodes run at the capture
+     * stream's priority (learn.c): its priority must stay the capture stream's. */
+    int mixed_prio;
+
+    /* holding */
+    int held;            /* atomic: read without the lock */
+    uint32_t node;       /* the trie node the held launches reached */
+    uint32_t hold_start; /* the root's child the hold started at (hold.c) */
+    uint64_t held_since;
+    uint32_t sample_clock;         /* launches, for timing one in ENC_SAMPLE_EVERY */
+    uint64_t acct[ENC_ACCT_COUNT]; /* its time estimate's measured inputs (stats.h); atomic */
+    /* The launch being timed (launch.c): the sequence ends it causes, timed apart. */
+    struct {
+        int on;
+        uint32_t ends;
+        uint64_t ends_ns;
+    } sample;
+
+    /* Learning that does not pay (core/streams/rest.c): a window of launches, its holds that ended in a replay, its
+     * sequences learnt, how many had come before, how many were too small to capture; acct when it began, windows
+     * in a row whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through. */
+    uint32_t win_launches, win_len, win_replays, win_seqs, win_recur, win_small;
+    uint64_t win_acct0[ENC_ACCT_COUNT + 1];
+    int32_t rest_left;
+    uint8_t rest_shift, win_neg;
+
+    /* A released launch failed (not stickily): the next call that observes
+     * the stream returns this instead of CUDA_SUCCESS (failure.c). */
+    CUresult pending_err;
+    const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
+
+    /* Events it holds a record of or a wait on (evtab.c), until released. */
+    CUevent held_ev[ENC_MAX_HELD_EVENTS];
+    uint8_t held_ev_wait[ENC_MAX_HELD_EVENTS];
+    uint32_t n_held_ev; /* atomic: read without the lock by enc_core_event_observe_all */
+
+    enc_store store;
+} enc_stream_state;
+
+/* A sequence was learnt (learn.c); `recurring`: it (or its structure) had come before. Counted into the
+ * window core/streams/rest.c decides on. */
+static inline void enc_rest_note_sequence(enc_stream_state *st, int recurring) {
+    st->win_seqs++;
+    st->win_recur += recurring != 0;
+}
+
+#endif

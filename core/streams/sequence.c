@@ -1,0 +1,194 @@
+/* encore: a stream's open sequence, from its first launch to its end.
+ *
+ * A sequence opens at the first launch after the previous one ended, and
+ * ends at a flush point, when it reaches its longest (enc_sequence_cap), or when
+ * its anchor comes again. Its end releases what is held, counts it towards
+ * capture (learn.c) and starts an empty one. */
+#define _GNU_SOURCE
+#include "base/log.h"
+#include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
+#include "core/graphs/layout.h"
+#include "core/graphs/nodes.h"
+#include "core/graphs/store.h"
+#include "core/state/gate.h"
+#include "core/streams/rest.h"
+#include "core/streams/streams.h"
+#include "policy/options.h"
+
+void enc_sequence_open(enc_stream_state *st) {
+    if (!st->open) {
+        st->seq.t0 = enc_now_ns();
+        __atomic_store_n(&st->open, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&enc_n_open, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void close_sequence(enc_stream_state *st) {
+    enc_evtab_release(st); /* after what it held was issued: an observer that saw st waits for it on st->mu */
+    enc_record_reset(&st->seq);
+    __atomic_store_n(&st->open, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_n_open, 1, __ATOMIC_RELAXED);
+}
+
+/* The longest sequence whose launches, at this pace, take no more host time
+ * than ENCORE_HOLD_BUDGET: a power of two (so that a loop's cut points stay
+ * put while the pace jitters), at least ENC_MIN_SEQ_CAP, at most
+ * ENCORE_MAX_SEQUENCE. Holding a sequence keeps the GPU waiting for all of
+ * it; a host that needs 9 us per launch (PyTorch's C++ wrapper) would keep
+ * it waiting 1.1 ms for 128 launches, turning the overlap of host and GPU
+ * into their sum. Shorter sequences keep them overlapping. */
+uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns) {
+    uint32_t max = (uint32_t)enc_opt.max_sequence;
+    if (enc_opt.hold_budget == 0 || gap_ns == 0) return max;
+    uint64_t fit = (uint64_t)enc_opt.hold_budget * 1000 / gap_ns;
+    if (fit >= max) return max;
+    uint32_t cap = ENC_MIN_SEQ_CAP;
+    while ((uint64_t)cap * 2 <= fit) cap *= 2;
+    return cap < max ? cap : max;
+}
+
+uint32_t enc_sequence_cap(const enc_stream_state *st) {
+    return st->seq_cap ? st->seq_cap : (uint32_t)enc_opt.max_sequence;
+}
+
+/* ENCORE_HOLD_RAMP (a trial, off by default). After a flush point (a
+ * synchronize, most often) the GPU has nothing left to run, and a held
+ * sequence keeps it waiting until the sequence ends; later sequences are held
+ * while the GPU runs the earlier ones. So on a stream whose pace cuts its
+ * sequences (seq_cap below ENCORE_MAX_SEQUENCE: a host that takes
+ * microseconds per launch), the first sequence after a flush point is a
+ * quarter of the cap (at least ENC_RAMP_FIRST launches and
+ * ENCORE_MIN_SEQUENCE), the next twice that, up to the cap: with a cap of 8,
+ * sequences of 2, 4, 8, 8, ... The cut points follow from where flush points
+ * come, so a loop is cut at the same places in every iteration. Streams the
+ * budget does not cut (fast hosts) are left as they are: there a sequence is
+ * held for little host time, and more graphs would cost more graph launches
+ * than the GPU waits. */
+#define ENC_RAMP_FIRST 2u
+#define ENC_RAMP_MAX 8u /* doublings counted: the first is a quarter of the cap, so 2 reach it */
+uint32_t enc_sequence_limit(const enc_stream_state *st) {
+    uint32_t cap = enc_sequence_cap(st);
+    if (!enc_opt.hold_ramp || !st->seq_cap || st->seq_cap >= (uint32_t)enc_opt.max_sequence) return cap;
+    uint32_t first = cap / 4;
+    if (first < ENC_RAMP_FIRST) first = ENC_RAMP_FIRST;
+    if (first < (uint32_t)enc_opt.min_sequence) first = (uint32_t)enc_opt.min_sequence;
+    uint32_t lim = first << (st->ramp < ENC_RAMP_MAX ? st->ramp : ENC_RAMP_MAX);
+    return lim < cap ? lim : cap;
+}
+
+/* A new cap is taken only when ENC_CAP_VOTES sequences in a row asked for
+ * it: every change moves the cut points, and graphs captured at the old ones
+ * stop matching. The first cap of a stream is taken sooner (ENC_CAP_FIRST_VOTES):
+ * until then no graph was captured at a pace-chosen cut, and every sequence
+ * held at the default length while the pace is known keeps the GPU waiting. */
+static void note_cap(enc_stream_state *st) {
+    uint32_t want = enc_sequence_cap_for_pace(st->gap_ns);
+    uint32_t cur = enc_sequence_cap(st);
+    if (want == cur) {
+        st->cap_votes = 0;
+    } else if (++st->cap_votes >= (st->seq_cap ? ENC_CAP_VOTES : ENC_CAP_FIRST_VOTES)) {
+        ENC_DEBUG("launches on a stream come %.1f us apart: sequences of at most %u launches (ENCORE_HOLD_BUDGET)",
+                  st->gap_ns / 1e3, want);
+        st->seq_cap = want;
+        st->cap_votes = 0;
+    }
+}
+
+/* Average host time per launch: a stream whose launches come further apart
+ * than ENCORE_MAX_GAP is sparse, and is not held back. The average is over
+ * launches, not sequences: a sequence weighs as many launches as it has (up
+ * to half the weight), so the short one a loop ends with before its host
+ * work (a step's last launches, then the sampling and the synchronize) does
+ * not leave the stream's next sequences alone. */
+#define PACE_WEIGHT 64u
+static void note_pace(enc_stream_state *st) {
+    uint64_t n = st->seq.n ? st->seq.n : 1;
+    uint64_t gap = (enc_now_ns() - st->seq.t0) / n;
+    uint64_t w = n < PACE_WEIGHT / 2 ? n : PACE_WEIGHT / 2;
+    st->gap_ns = st->gap_ns ? (st->gap_ns * (PACE_WEIGHT - w) + gap * w) / PACE_WEIGHT : gap;
+    int sparse = st->gap_ns > (uint64_t)enc_opt.max_gap * 1000;
+    if (sparse != st->sparse) {
+        st->sparse = sparse;
+        if (sparse) ENC_TSTAT_ADD(streams_left_alone, 1);
+        ENC_DEBUG("launches on a stream now come %.1f us apart on average: %s", st->gap_ns / 1e3,
+                  sparse ? "not held back (ENCORE_MAX_GAP)" : "held back again");
+    }
+    note_cap(st);
+}
+
+void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
+    if (why != ENC_FLUSH_SEQUENCE_FULL) { /* a flush point */
+        st->anchor_set = 0;               /* the next launch anchors */
+        st->ramp = 0;                     /* the next sequences start short again (ENCORE_HOLD_RAMP) */
+    } else if (st->open && st->ramp < ENC_RAMP_MAX) {
+        st->ramp++;
+    }
+    enc_release_at_sequence_end(st, why);
+    if (!st->open) return;
+    note_pace(st);
+    enc_learn_sequence(st);
+    close_sequence(st);
+}
+
+/* A launch's own time (launch.c, deferred_ns) is what recording and holding
+ * it cost; ending the previous sequence at it (releasing or replaying what
+ * was held, learning, capturing) is timed apart (release_ns). */
+void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why) {
+    uint64_t t0 = st->sample.on ? enc_now_ns() : 0;
+    enc_sequence_end(st, why);
+    if (t0) {
+        st->sample.ends_ns += enc_now_ns() - t0;
+        st->sample.ends++;
+    }
+}
+
+void enc_sequence_discard(enc_stream_state *st) {
+    if (st->held) { /* launched while another thread destroyed the context: there is nothing to run them in */
+        __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);
+        ENC_DEBUG("%u held launches dropped: their context was destroyed", st->seq.n);
+    }
+    enc_evtab_release(st);
+    st->anchor_set = 0;
+    if (st->open) close_sequence(st);
+}
+
+/* The pending launch is the anchor coming again: the sequence ends before
+ * it, and it begins the next one. */
+static void cut_before_anchor(enc_stream_state *st) {
+    enc_detached_rec anchor = enc_record_detach_pending(&st->seq);
+    enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    enc_record_attach_pending(&st->seq, &anchor);
+    enc_sequence_open(st);
+}
+
+static int is_anchor(const enc_stream_state *st, const enc_rec *r) {
+    return r->sfp == st->anchor_sfp && r->afp == st->anchor_afp;
+}
+
+int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
+    enc_sequence_open(st);
+    int rc = enc_record_launch(&st->seq, l, L);
+    if (rc != 0) {
+        st->seq.poisoned = 1;
+        ENC_DEBUG("launch of %s could not be recorded: %s", L->name, enc_record_why(rc));
+        return 0;
+    }
+    const enc_rec *r = &st->seq.recs[st->seq.n];
+    if (!st->anchor_set) {
+        st->anchor_set = 1;
+        st->anchor_sfp = r->sfp;
+        st->anchor_afp = r->afp;
+        st->since_anchor = 0;
+    } else if (++st->since_anchor >= (uint32_t)enc_opt.max_sequence / 2 && is_anchor(st, r)) {
+        /* not before half the longest sequence since the anchor began one:
+         * an anchor that recurs inside the loop body would otherwise cut it
+         * into many small graphs. Counted since the anchor, not in this
+         * sequence: a loop body longer than a sequence's cap is cut at the
+         * same places in every iteration. */
+        cut_before_anchor(st);
+        st->since_anchor = 0;
+    }
+    return 1;
+}

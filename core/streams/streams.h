@@ -1,0 +1,84 @@
+/* encore: the streams floor (core/streams/): the stream-state table
+ * (stream.c), each device's primary context (primary.c), recording a launch
+ * (record.c) and a stream's open sequence (sequence.c). Resting and the
+ * time estimate: core/streams/rest.h.
+ *
+ * Floor rule: files here use core/graphs/, core/state/, core/observe/ and
+ * below, never core/path/ (scripts/check-includes); no callback from above
+ * is registered here. */
+#ifndef ENCORE_STREAMS_H
+#define ENCORE_STREAMS_H
+
+#include <cuda.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/enums.h"
+#include "core/state/stream_state.h"
+
+/* ---- stream.c: the stream-state table (its variables: core/state/gate.h) --------- */
+
+/* The state of the stream a call names (NULL: legacy, or per-thread for
+ * _ptsz/_ptds entry points), created if `create`; NULL if there is none. */
+enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create);
+/* The stream was destroyed: end its sequence, forget what it learnt, free the state for reuse. */
+void enc_stream_retire(enc_stream_state *st);
+/* States in enc_states, read under the table's lock (one added later is added after what this thread did). */
+int enc_stream_count(void);
+void enc_stream_forget_thread(void); /* a forked child: this thread's cached id and states are its parent's */
+/* The program begins a capture (enc_prog_capturing is raised already): take
+ * states_mu and every state's mutex once, ending each open sequence (what is
+ * held is issued): the barrier of prog_capture.c. */
+void enc_stream_pass_all(enum enc_flush_reason why);
+/* ctx was destroyed (NULL: one not named: only streams that learnt nothing):
+ * its streams, side streams, events, graphs are gone: forget the handles. */
+void enc_stream_context_gone(CUcontext ctx);
+
+/* ---- primary.c: each device's primary context --------------------------------------- */
+
+void enc_context_note(CUcontext ctx); /* a stream's, first known: a primary context is remembered (context.c) */
+CUcontext enc_context_known_primary(CUdevice dev); /* NULL: not looked up */
+void enc_context_remember_primary(CUdevice dev, CUcontext c);
+
+/* ---- record.c: recording and fingerprinting a launch into a sequence ------------ */
+
+int enc_record_init(enc_seq *seq, uint32_t max_launches); /* 0, or -1 out of memory */
+/* Record launch l (layout L) as the pending launch recs[n]. Returns 0, or a negative
+ * code if it cannot be recorded (nothing of it is kept), which enc_record_why names. */
+int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L);
+const char *enc_record_why(int code);
+/* The pending launch becomes part of the sequence (and of its hashes). */
+void enc_record_commit(enc_seq *seq);
+/* An empty sequence (the arena's memory is kept). */
+void enc_record_reset(enc_seq *seq);
+/* The pending launch, taken out of the sequence to begin the next one: its
+ * record, and where its bytes lie in the arena (past arena_used, untouched
+ * while the sequence ends: releasing and learning only read the arena). */
+typedef struct enc_detached_rec {
+    enc_rec rec;
+    size_t off, len;
+} enc_detached_rec;
+enc_detached_rec enc_record_detach_pending(enc_seq *seq);
+/* Make a detached launch the pending launch of the (empty) sequence. */
+void enc_record_attach_pending(enc_seq *seq, const enc_detached_rec *p);
+
+/* ---- sequence.c: a stream's open sequence: open, record, cut, end ---------------- */
+
+void enc_sequence_open(enc_stream_state *st);
+/* Open the sequence if needed and record l as its pending launch; when l is
+ * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
+ * 0 if not (the sequence is poisoned). */
+int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
+/* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
+void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
+/* The same, caused by the launch being recorded (full, or its anchor came again): timed. */
+void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why);
+/* The stream's context is gone: drop the open sequence, held launches too, issuing nothing. */
+void enc_sequence_discard(enc_stream_state *st);
+/* The longest sequence for launches this far apart (ENCORE_HOLD_BUDGET), the
+ * stream's for its pace, and where its open one ends (ENCORE_HOLD_RAMP). */
+uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns);
+uint32_t enc_sequence_cap(const enc_stream_state *st);
+uint32_t enc_sequence_limit(const enc_stream_state *st);
+
+#endif
