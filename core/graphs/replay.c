@@ -171,6 +171,7 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
             r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
         }
         if (r != CUDA_SUCCESS) break;
+        ENC_TSTAT_ADD(nodes_patched, 1);
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
         g->recs[i].afp = h->afp;

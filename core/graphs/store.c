@@ -147,6 +147,7 @@ static void hang(enc_store *s, enc_graph *g) {
 
 void enc_store_add_graph(enc_store *s, enc_graph *g) {
     g->last_used = enc_now_ns();
+    if (!s->nodes[g->node].graphs) ENC_TSTAT_ADD(graph_structures, 1); /* its structure's first graph */
     hang(s, g);
     enc_hold_new_graph(s, g->node);
     if (enc_graph_has_event_op(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev + 1, __ATOMIC_RELAXED);

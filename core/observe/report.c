@@ -113,6 +113,8 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "captures_refused", "    captures refused meanwhile", AT(captures_refused), NO, NULL},
     {ENC_FIELD_COUNT, "graph_launches", "  graph launches (replays)", AT(graph_launches), NO, NULL},
     {ENC_FIELD_COUNT, "graph_launches_patched", "    with arguments patched in", AT(graph_launches_patched), NO, NULL},
+    {ENC_FIELD_COUNT, "nodes_patched", "      nodes patched", AT(nodes_patched), NO, NULL},
+    {ENC_FIELD_COUNT, "graph_structures", "  structures with graphs", AT(graph_structures), NO, NULL},
     {ENC_FIELD_COUNT, "graphs_evicted", "  evicted (ENCORE_MAX_GRAPHS)", AT(graphs_evicted), NO, NULL},
     {ENC_FIELD_COUNT, "capture_failures", "  capture failures", AT(capture_failures), NO, NULL},
     {ENC_FIELD_COUNT, "oom_retries", "  freed, allocation retried", AT(oom_retries), NO, NULL},

@@ -108,6 +108,8 @@ void enc_stats_snapshot(enc_summary *s) {
         s->launches_eager += RD(launches_eager);
         s->graph_launches += RD(graph_launches);
         s->graph_launches_patched += RD(graph_launches_patched);
+        s->nodes_patched += RD(nodes_patched);
+        s->graph_structures += RD(graph_structures);
         s->divergences += RD(divergences);
         for (int i = 0; i < ENC_DIV_KIND_COUNT; i++) s->divergences_by_kind[i] += RD(divergences_by_kind[i]);
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);

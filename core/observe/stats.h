@@ -41,6 +41,8 @@ typedef struct enc_summary {
     uint64_t graphs_captured;
     uint64_t graph_launches;         /* replays */
     uint64_t graph_launches_patched; /* of those, with changed arguments patched into the graph first */
+    uint64_t nodes_patched;          /* nodes those patches wrote (patches per patched replay: / the above) */
+    uint64_t graph_structures;       /* places (structures) that got a first graph: graphs per structure */
     uint64_t graphs_evicted;
     uint64_t capture_failures;
     uint64_t oom_retries; /* program allocations made again after encore freed its graphs for memory */
@@ -125,6 +127,7 @@ int enc_stats_touched(void);
 typedef struct enc_tstats {
     uint64_t calls[ENC_CLASS_COUNT];
     uint64_t launches_seen, launches_replayed, launches_eager, graph_launches, graph_launches_patched;
+    uint64_t nodes_patched, graph_structures;
     uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t eager_by[ENC_EAGER_REASON_COUNT];
