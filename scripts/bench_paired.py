@@ -89,6 +89,8 @@ WORKLOADS = {
         "Hugging Face Llama (4 layers, fp16) generate 32 tokens, dynamic cache"),
     "serve-varbatch": ("py", None, 12,
         "inference server loop, MLP, batch 1..64 changing every request"),
+    "serve-fixed": ("py", None, 12,
+        "inference server loop, MLP, batch 32 every request (serve-varbatch's yardstick)"),
     "ddp-1gpu": ("py", None, 20,
         "DDP training step (NCCL, world size 1), MLP b=32, SGD"),
     "unet-step": ("py", "manual torch.cuda.graph", 15,

@@ -41,6 +41,7 @@ Workloads (batch 1 unless said; a host synchronisation after every step):
     serve-varbatch       an inference server loop: the MLP on a request whose batch size (1..64,
                          a seeded sequence) changes every request, copied in and out
                                                                         graph: none
+    serve-fixed          the same server loop, every request 32 rows      graph: none
     ddp-1gpu             DistributedDataParallel training step of the MLP at batch 32 on one GPU
                          (world size 1, NCCL, file:// rendezvous in /tmp), SGD   graph: none
     unet-step            a small diffusion UNet (conv down/up blocks, GroupNorm, SiLU, skips,
@@ -89,7 +90,7 @@ T0 = time.perf_counter()
 DEFAULT_STEPS = {"triton": 200, "cupy": 200, "resnet18": 40, "resnet18-b32": 10, "resnet18-det": 40, "jax-ops": 200, "train": 50, "mlp-compile": 100, "mlp-cpp": 100,
                  "transformer-compile": 50, "transformer-cpp": 50, "mlp-aoti": 100, "transformer-aoti": 50,
                  "mlp-graphs": 500, "transformer-graphs": 300, "jax-jit": 500, "hf-generate": 1,
-                 "serve-varbatch": 200, "ddp-1gpu": 50, "unet-step": 40, "rl-loop": 100, "cupy-solver": 20}
+                 "serve-varbatch": 200, "serve-fixed": 200, "ddp-1gpu": 50, "unet-step": 40, "rl-loop": 100, "cupy-solver": 20}
 RESULT_EXTRA = {}  # key -> value a builder adds to the RESULT line (e.g. impl=, which implementation ran)
 
 
@@ -705,10 +706,11 @@ def build_hf_generate():
     return step, torch.cuda.synchronize, torch_checksum, None
 
 
-def build_serve_varbatch():
+def build_serve_varbatch(fixed=None):
     """An inference server loop: every request (one step) brings a batch of 1..64 rows (a seeded
     sequence, the same in every process), copied to the device from pinned host memory, through the
-    MLP, and the answer copied back to the host."""
+    MLP, and the answer copied back to the host. `fixed`: every request that many rows (the
+    yardstick: issue 30 asks the changing batch to gain as much as a fixed one)."""
     import random
     import torch
     from torch import nn
@@ -720,7 +722,7 @@ def build_serve_varbatch():
     rng = random.Random(1234)
 
     def step():
-        b = rng.randint(1, 64)
+        b = fixed or rng.randint(1, 64)
         with torch.no_grad():
             out = model(host_in[:b].to(dev, non_blocking=True))
         host_out[:b].copy_(out, non_blocking=True)
@@ -977,6 +979,7 @@ BUILDERS = {
     "jax-jit": build_jax_jit,
     "hf-generate": build_hf_generate,
     "serve-varbatch": build_serve_varbatch,
+    "serve-fixed": lambda: build_serve_varbatch(fixed=32),
     "ddp-1gpu": build_ddp_1gpu,
     "unet-step": build_unet,
     "rl-loop": build_rl_loop,
