@@ -256,6 +256,18 @@ def build_cupy():
     return make(buffers()), stream.synchronize, checksum, make_graph
 
 
+def jax_elementwise(jnp, x, y):
+    """The 8 elementwise ops of jax-ops and jax-jit (7 here; each caller adds x + t): x, t, y."""
+    t = x * 0.5
+    x = t + y
+    y = jnp.sin(x)
+    t = jnp.tanh(y)
+    y = t * 1.5
+    t = x - y
+    x = jnp.cos(t)
+    return x, t, y
+
+
 def build_jax_ops():
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import jax
@@ -265,13 +277,7 @@ def build_jax_ops():
     y0 = jax.device_put(np.linspace(1.0, 2.0, 1 << 16, dtype=np.float32))
 
     def ops(x, y):
-        t = x * 0.5
-        x = t + y
-        y = jnp.sin(x)
-        t = jnp.tanh(y)
-        y = t * 1.5
-        t = x - y
-        x = jnp.cos(t)
+        x, t, y = jax_elementwise(jnp, x, y)
         return x + t, y
 
     state = {"x": x0, "y": y0}
@@ -548,13 +554,7 @@ def build_jax_jit():
 
     @jax.jit
     def jstep(x, y, w):
-        t = x * 0.5
-        x = t + y
-        y = jnp.sin(x)
-        t = jnp.tanh(y)
-        y = t * 1.5
-        t = x - y
-        x = jnp.cos(t)
+        x, t, y = jax_elementwise(jnp, x, y)
         x = x + t
         m = jnp.tanh(jnp.dot(x.reshape(256, 256), w)).reshape(-1)
         return m, y

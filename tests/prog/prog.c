@@ -365,6 +365,17 @@ void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr
     CK(drv.cuStreamSynchronize(s));
 }
 
+void prog_ring_buffers(const prog_kernels *k, CUstream s, uint32_t n, int count, uint32_t xsalt, CUdeviceptr *xs,
+                       CUdeviceptr *ys)
+{
+    for (int i = 0; i < count; i++) {
+        xs[i] = prog_alloc(n);
+        ys[i] = prog_alloc(n);
+        k_fill(k, s, xs[i], xsalt * (uint32_t)i + 1u, n);
+        k_fill(k, s, ys[i], 5u * (uint32_t)i + 2u, n);
+    }
+}
+
 CUstream prog_hot_setup(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r)
 {
     prog_init();

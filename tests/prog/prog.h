@@ -87,6 +87,9 @@ void prog_hot_buffers(const prog_kernels *k, CUstream s, uint32_t n, CUdeviceptr
 /* The hot-loop programs' whole set-up: prog_init, k loaded, a non-blocking
  * stream (returned), and prog_hot_buffers on it. */
 CUstream prog_hot_setup(prog_kernels *k, uint32_t n, CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr *r);
+/* A ring of `count` buffer pairs of n words: xs[i] filled with xsalt * i + 1, ys[i] with 5 * i + 2. */
+void prog_ring_buffers(const prog_kernels *k, CUstream s, uint32_t n, int count, uint32_t xsalt, CUdeviceptr *xs,
+                       CUdeviceptr *ys);
 /* Copy the reduction r back on s, synchronise, print "<what> <i> reduce <hex>". */
 void prog_print_reduce(CUstream s, CUdeviceptr r, const char *what, int i);
 /* Print the final hashes of x and y (n words) and report the launches made. */

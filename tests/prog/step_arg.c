@@ -28,12 +28,7 @@ int main(int argc, char **argv)
     prog_kernels k;
     CUdeviceptr x, y, r, xs[RING_MAX], ys[RING_MAX];
     CUstream s = prog_hot_setup(&k, N, &x, &y, &r);
-    for (int i = 0; i < ring; i++) {
-        xs[i] = prog_alloc(N);
-        ys[i] = prog_alloc(N);
-        k_fill(&k, s, xs[i], 7u * (uint32_t)i + 1u, N);
-        k_fill(&k, s, ys[i], 5u * (uint32_t)i + 2u, N);
-    }
+    prog_ring_buffers(&k, s, N, ring, 7, xs, ys);
 
     for (int it = 0; it < iterations; it++) {
         if (ring) {

@@ -64,12 +64,7 @@ static void pairs(int steps) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r, xs[BUFS], ys[BUFS];
     prog_hot_buffers(&k, s, N, &x, &y, &r);
-    for (int i = 0; i < BUFS; i++) {
-        xs[i] = prog_alloc(N);
-        ys[i] = prog_alloc(N);
-        k_fill(&k, s, xs[i], 3u * (uint32_t)i + 1u, N);
-        k_fill(&k, s, ys[i], 5u * (uint32_t)i + 2u, N);
-    }
+    prog_ring_buffers(&k, s, N, BUFS, 3, xs, ys);
     for (int it = 0; it < steps; it++) {
         CUdeviceptr a = xs[(it / 2) % BUFS], b = ys[(it / 2) % BUFS];
         k_add(&k, s, b, a, N);
