@@ -365,6 +365,17 @@ def mlp_model(nn):
     return nn.Sequential(*layers)
 
 
+def train_step(torch, F, model, opt, x, y, first):
+    """One training step (MSE loss): returns the loss and the first weights' first 4,096 values."""
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return torch.cat([loss.detach().reshape(1), first.detach().flatten()[:4096]])
+    return step
+
+
 def build_train():
     import torch
     from torch import nn
@@ -377,15 +388,7 @@ def build_train():
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
         x = torch.randn(32, 256, device=dev)
         y = torch.randn(32, 256, device=dev)
-        first = model[0].weight
-
-        def step():
-            opt.zero_grad(set_to_none=True)
-            loss = F.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            return torch.cat([loss.detach().reshape(1), first.detach().flatten()[:4096]])
-        return step
+        return train_step(torch, F, model, opt, x, y, model[0].weight)
     return make(), torch.cuda.synchronize, torch_checksum, lambda: manual_graph(torch, make())
 
 
@@ -759,15 +762,7 @@ def build_ddp_1gpu():
     opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
     x = torch.randn(32, 256, device=dev)
     y = torch.randn(32, 256, device=dev)
-    first = model.module[0].weight
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        return torch.cat([loss.detach().reshape(1), first.detach().flatten()[:4096]])
-    return step, torch.cuda.synchronize, torch_checksum, None
+    return train_step(torch, F, model, opt, x, y, model.module[0].weight), torch.cuda.synchronize, torch_checksum, None
 
 
 def unet_model(torch, nn):
