@@ -50,12 +50,15 @@ static inline int same_args(const enc_rec *a, const unsigned char *aa, const enc
  * 2026-11-26): programmatic stream serialization, the kind of the node's
  * edge (llama.cpp launches every kernel so), and a cluster shape (CUTLASS's
  * and cuBLAS's Hopper kernels). The others (priority, sync domain, access
- * policy...) were not probed, so launches with them are not patched. */
-static int attrs_patchable(const enc_rec *r, const unsigned char *arena) {
+ * policy...) were not probed, so launches with them are not patched. A
+ * launch whose grid changed (`regrid`) is not patched with a cluster shape:
+ * the grid must stay a multiple of it, and what the driver does with a patch
+ * that breaks that rule was not probed (an eager launch is refused). */
+static int attrs_patchable(const enc_rec *r, const unsigned char *arena, int regrid) {
     const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
     for (uint32_t i = 0; i < r->nattrs; i++)
         if (a[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-            a[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            (a[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION || regrid))
             return 0;
     return 1;
 }
@@ -130,7 +133,8 @@ static enc_graph *patchable(const enc_stream_state *st) {
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
-            if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena)) break;
+            int regrid = memcmp(seq->recs[i].grid, g->recs[i].grid, sizeof seq->recs[i].grid) != 0;
+            if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena, regrid)) break;
             if (seq->recs[i].L->is_op && !enc_op_patchable(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             k++;
         }
