@@ -28,7 +28,7 @@ enum enc_opt_type {
 /*  X(field,          env name,                   type,             default,  min, max,      help) */
 #define ENC_OPTIONS(X)                                                                                   \
     X(enabled,        "ENCORE",                   ENC_OPT_BOOL,     "1",      0, 1,           "master switch; 0 passes every call through, still counting launches for the report") \
-    X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "2",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
+    X(min_repeats,    "ENCORE_MIN_REPEATS",       ENC_OPT_INT,      "3",      1, 1000000,     "times a launch sequence must be seen before it is captured") \
     X(max_sequence,     "ENCORE_MAX_SEQUENCE",      ENC_OPT_INT,      "128",    2, 4096,        "longest launch sequence held in one graph; longer runs are cut into several sequences (old name: ENCORE_MAX_CHUNK)") \
     X(hold_budget,      "ENCORE_HOLD_BUDGET",       ENC_OPT_DURATION, "30us",   0, 10000000,    "host time a held sequence should take at most: on a stream whose launches come slower, sequences are cut shorter (a power of two, at least 8 launches) so that the GPU is not kept waiting; 0: always ENCORE_MAX_SEQUENCE") \
     X(hold_ramp,        "ENCORE_HOLD_RAMP",         ENC_OPT_BOOL,     "0",      0, 1,           "(trial) on a stream whose sequences ENCORE_HOLD_BUDGET cuts, the first sequences after a flush point (a synchronize, say) are shorter: a quarter of the cut (at least 2 launches), doubling back to it, so that the GPU, idle there, starts sooner") \

@@ -41,8 +41,8 @@
  * the stream rests (a few hundred launches in, not 16 384).
  *
  * The first window is longer (REST_FIRST_WINDOW): a loop whose body has up to
- * about a third of it in launches replays within it (seen twice, captured,
- * replayed the third time), and a longer one is still learning there. A
+ * about a quarter of it in launches replays within it (seen three times,
+ * captured, replayed the fourth), and a longer one is still learning there. A
  * program that never repeats so converges to the pass-through cost after its
  * first 16 384 launches (then one probe of 4 096 per up to 4 M launches); one
  * that starts repeating later is picked up at the next probe. Resting

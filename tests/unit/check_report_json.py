@@ -175,7 +175,7 @@ def main():
     check("events: each has event, time, pid and its documented keys", not wrong, str(wrong[:2]))
     opts = events[0].get("options", {}) if events else {}
     check("events: start lists the effective options",
-          opts.get("min_repeats") == 2 and opts.get("enabled") is True and opts.get("log_level") == "warn")
+          opts.get("min_repeats") == 3 and opts.get("enabled") is True and opts.get("log_level") == "warn")
     check("events: 800 threaded captures, none torn",
           sum(1 for e in events if e["event"] == "capture" and e["first_kernel"] == "threaded_kernel") == 800)
 

@@ -99,8 +99,8 @@ struct bad { const char *env, *text, *want_msg; };
 static const struct bad bads[] = {
     {"ENCORE", "maybe", "ENCORE=maybe is not a valid boolean (1/0, on/off, true/false, yes/no); using the default 1"},
     {"ENCORE", "2", "ENCORE=2 is not a valid boolean"},
-    {"ENCORE_MIN_REPEATS", "abc", "ENCORE_MIN_REPEATS=abc is not a valid integer (1..1000000); using the default 2"},
-    {"ENCORE_MIN_REPEATS", "0", "ENCORE_MIN_REPEATS=0 is out of range (1..1000000); using the default 2"},
+    {"ENCORE_MIN_REPEATS", "abc", "ENCORE_MIN_REPEATS=abc is not a valid integer (1..1000000); using the default 3"},
+    {"ENCORE_MIN_REPEATS", "0", "ENCORE_MIN_REPEATS=0 is out of range (1..1000000); using the default 3"},
     {"ENCORE_MIN_REPEATS", "1000001", "ENCORE_MIN_REPEATS=1000001 is out of range"},
     {"ENCORE_MIN_REPEATS", "3x", "ENCORE_MIN_REPEATS=3x is not a valid integer"},
     {"ENCORE_MIN_REPEATS", "99999999999999999999999", "is not a valid integer"},
@@ -146,7 +146,7 @@ int main(int argc, char **argv)
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
-        EXPECT_EQ_INT(enc_opt.min_repeats, 2);
+        EXPECT_EQ_INT(enc_opt.min_repeats, 3);
         EXPECT_EQ_INT(enc_opt.max_sequence, 128);
         EXPECT_EQ_INT(enc_opt.min_sequence, 2);
         EXPECT_EQ_INT(enc_opt.max_graphs, 1024);
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
 
     TEST("options: the documented warning text, exactly") {
         const char *out = parse_with("ENCORE_MIN_REPEATS", "abc", NULL);
-        EXPECT_STR_EQ(out, "encore: ENCORE_MIN_REPEATS=abc is not a valid integer (1..1000000); using the default 2\n");
+        EXPECT_STR_EQ(out, "encore: ENCORE_MIN_REPEATS=abc is not a valid integer (1..1000000); using the default 3\n");
     }
 
     TEST("options: several bad values give one warning each, good ones still apply") {
@@ -224,7 +224,7 @@ int main(int argc, char **argv)
                                      "ENCORE_REPORT", "2", NULL);
         EXPECT_EQ_INT(th_count_lines(out), 3);
         EXPECT_EQ_INT(enc_opt.max_graphs, 8);
-        EXPECT_EQ_INT(enc_opt.min_repeats, 2);
+        EXPECT_EQ_INT(enc_opt.min_repeats, 3);
         EXPECT_EQ_INT(enc_opt.max_sequence, 128);
         EXPECT_EQ_INT(enc_opt.report, 0);
     }
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
     TEST("options: unset and empty values mean the default, silently") {
         const char *out = parse_with("ENCORE_MIN_REPEATS", "", "ENCORE_REPORT", "", "ENCORE_LOG", "", NULL);
         EXPECT_STR_EQ(out, "");
-        EXPECT_EQ_INT(enc_opt.min_repeats, 2);
+        EXPECT_EQ_INT(enc_opt.min_repeats, 3);
         EXPECT(enc_option_source(row_of("ENCORE_MIN_REPEATS")) == ENC_OPT_FROM_DEFAULT);
     }
 
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
         /* at level error, bad values of other options are not printed */
         const char *out = parse_with("ENCORE_LOG_LEVEL", "error", "ENCORE_MIN_REPEATS", "abc", NULL);
         EXPECT_STR_EQ(out, "");
-        EXPECT_EQ_INT(enc_opt.min_repeats, 2);
+        EXPECT_EQ_INT(enc_opt.min_repeats, 3);
         parse_with(NULL);
         EXPECT_EQ_INT(enc_log_threshold, ENC_LOG_WARN);
     }
@@ -398,7 +398,7 @@ int main(int argc, char **argv)
             EXPECT_STR_CONTAINS(out, enc_option_table[i].help);
         }
         EXPECT_STR_CONTAINS(out, "ENCORE_MIN_REPEATS=5 ");
-        EXPECT_STR_CONTAINS(out, "(set; default 2)");
+        EXPECT_STR_CONTAINS(out, "(set; default 3)");
         EXPECT_STR_CONTAINS(out, "ENCORE_FLUSH_DEADLINE=3ms ");
         EXPECT_STR_CONTAINS(out, "ENCORE_MAX_SEQUENCE=128 ");
         EXPECT_STR_CONTAINS(out, "(bad value ignored)");

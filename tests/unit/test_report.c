@@ -255,7 +255,7 @@ static void scenario_events(void)
     EXPECT_EQ_INT(th_count_lines(out), 1 + 803 + 1 + 1 + 2 + 3 + 1);
     EXPECT(strncmp(out, "{\"event\":\"start\"", 16) == 0);
     EXPECT_STR_CONTAINS(out, "\"version\":\"" ENCORE_VERSION_STRING "\"");
-    EXPECT_STR_CONTAINS(out, "\"options\":{\"enabled\":true,\"min_repeats\":2,");
+    EXPECT_STR_CONTAINS(out, "\"options\":{\"enabled\":true,\"min_repeats\":3,");
     EXPECT_STR_CONTAINS(out, "\"flush_deadline\":200,");
     EXPECT_STR_CONTAINS(out, "\"log_level\":\"warn\"");
     EXPECT_STR_CONTAINS(out, "\"message\":\"a warning before init (kept)\"");
