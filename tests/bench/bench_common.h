@@ -3,7 +3,7 @@
  * Benchmarks are not tests: they assert nothing about time. Each program
  * prints one machine-readable line per measurement,
  *     RESULT key=value key=value ...
- * which scripts/bench parses. Keep values free of spaces. */
+ * which tests/bench/bench parses. Keep values free of spaces. */
 #ifndef ENCORE_BENCH_COMMON_H
 #define ENCORE_BENCH_COMMON_H
 

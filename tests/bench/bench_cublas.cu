@@ -11,7 +11,7 @@
 //   bench_cublas [--iters N] [--warmup W] [--graph] [--sizes 64,128,256] [--layers L]
 //   bench_cublas --schedule LETTERS [--blocks B] [--steps S] [--warmup W] ...
 //
-// With --schedule (the paired method, scripts/bench_paired.py), after the
+// With --schedule (the paired method, tests/bench/bench_paired.py), after the
 // warm-up and the checksum, B timed blocks of S iterations run, block i as letter
 // schedule[i % len] says (tests/bench/encore_switch.h): E as it is, P encore
 // switched off (passive), A encore switched on, G encore off and the

@@ -12,7 +12,7 @@
 //              captured in relaxed mode (the runner queries events while it runs).
 //
 // Random weights (seed 0), nothing downloaded, a device synchronisation after every step.
-// The protocol is tests/bench/bench_never_slower.py's (parsed by scripts/bench_paired.py):
+// The protocol is tests/bench/bench_never_slower.py's (parsed by tests/bench/bench_paired.py):
 // after the warm-up, check-steps steps run and the checksum of the last output is printed,
 // then B timed blocks of N steps; block i runs as letter schedule[i % len] says:
 //   E as it is   P encore switched off   A encore switched on   G encore off, the graph mode

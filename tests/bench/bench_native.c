@@ -1,4 +1,4 @@
-/* encore benchmark: a native launch loop for the paired method (scripts/bench
+/* encore benchmark: a native launch loop for the paired method (tests/bench/bench
  * --method pairs|switch), on a GPU or on the simulated driver.
  *
  *   bench_native --module PATH [--pattern norepeat|random|repeat|ring|step] [--k 16] [--n 4096]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """encore benchmark: workloads where encore replays nothing or little (issue 11), for the
-paired method of scripts/bench (--method pairs|switch). Random weights; nothing is downloaded.
+paired method of tests/bench/bench (--method pairs|switch). Random weights; nothing is downloaded.
 
     bench_never_slower.py --workload W [--schedule LETTERS] [--blocks B] [--steps N]
                           [--warmup N] [--check-steps N]
@@ -66,7 +66,7 @@ A workload whose make_graph is None (or returns None) has no graph mode: its G b
 out. BENCH_WATCHDOG_S (default 540) bounds a process: past it, the stacks go to stderr, a RESULT
 line with status=error is printed and the process exits 1 (a hung NCCL or compile never hangs
 the benchmark).
-Output (parsed by scripts/bench):
+Output (parsed by tests/bench/bench):
     BLOCK workload=W i=I state=L steps=N us_per_step=F
     RESULT workload=W status=ok checksum=HEX us_per_step=MEDIAN ... [impl=...]
 A failure prints `RESULT workload=W status=error error=...` and exits 1: nothing is skipped

@@ -5,7 +5,7 @@
  *
  * It gives the "launch-free bound" of a workload: how fast the program would
  * run if the launch call cost nothing (and the GPU did nothing). Outputs are
- * garbage in this mode, so scripts/bench skips the equality check there.
+ * garbage in this mode, so tests/bench/bench skips the equality check there.
  *
  * It reaches every launch the way encore does: it overrides dlsym (cudart,
  * Triton and friends dlsym libcuda's entry points) and wraps cuGetProcAddress
@@ -80,7 +80,7 @@ static void *real_cuda(const char *name, void **slot) {
 /* SKIPLAUNCH_SWITCH=1: launches go to the driver until the program switches
  * skipping on through the same in-process switch encore answers
  * (cuGetProcAddress("encoreSetActive"): CUresult fn(int on)), so that a
- * benchmark measures the bound in blocks of one process (scripts/bench_paired.py,
+ * benchmark measures the bound in blocks of one process (tests/bench/bench_paired.py,
  * variant launch-free: its A blocks skip, its P blocks launch). Otherwise
  * every launch is skipped from the start. */
 static int skipping = -1; /* -1: not read yet */

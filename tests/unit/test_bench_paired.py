@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Tests of the paired method's statistics (scripts/bench_paired.py) on made-up blocks.
+"""Tests of the paired method's statistics (tests/bench/bench_paired.py) on made-up blocks.
 
-Usage: test_bench_paired.py [path/to/scripts]
+Usage: test_bench_paired.py [path/to/tests/bench]
 Prints one line per behaviour and "N passed, N failed".
 """
 import os
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "scripts"))
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "bench"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_paired as bp  # noqa: E402
 from checks import check, finish  # noqa: E402

@@ -1,4 +1,4 @@
-"""The paired method of scripts/bench (--method pairs|switch): ratios that resolve 2%.
+"""The paired method of tests/bench/bench (--method pairs|switch): ratios that resolve 2%.
 
 Process-to-process variation on the GPU machines reaches 1.8x, so one process per variant
 decides nothing. Two ways to pair:
@@ -99,14 +99,14 @@ WORKLOADS = {
         "RL loop: 256 CartPole envs in torch + policy MLP + sampling"),
     "cupy-solver": ("py", None, 10,
         "CuPy conjugate gradient, CSR Poisson 65,536 unknowns, 20 iterations"),
-    # PyTorch from C++ (tests/bench/bench_libtorch.cpp, built by scripts/build-libtorch-bench)
+    # PyTorch from C++ (tests/bench/bench_libtorch.cpp, built by tests/bench/build-libtorch-bench)
     "libtorch": ("cpp", "manual at::cuda::CUDAGraph", 15,
         "libtorch C++ transformer, op by op (no Python)"),
     "aoti-cpp": ("cpp", "manual at::cuda::CUDAGraph, relaxed capture", 15,
         "AOTInductor transformer, from C++ (AOTIModelPackageLoader)"),
 }
 # The corpus of issue 28, in priority order (a run cut short by its budget keeps the first ones):
-# `scripts/bench --workloads corpus`, `WORKLOADS=corpus scripts/gpu-bench-never-slower`.
+# `tests/bench/bench --workloads corpus`, `WORKLOADS=corpus scripts/gpu/bench-never-slower`.
 CORPUS = ["native-repeat", "native-step", "native-random", "cublas", "triton", "cupy", "cupy-solver", "resnet18",
           "resnet18-det", "jax-ops", "jax-jit", "train", "ddp-1gpu", "unet-step", "rl-loop", "mlp-compile",
           "transformer-cpp", "transformer-aoti", "mlp-graphs", "transformer-graphs", "hf-generate", "serve-varbatch",
@@ -228,8 +228,7 @@ class Paired:
             self.ptx = find(build_dir, "libprogkernels.so")
         self.cublas_bin = find(build_dir, "bench_cublas")
         self.libtorch_bins = (find(build_dir, "bench_libtorch"), find(build_dir, "bench_libtorch_aoti"))
-        self.py_script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench",
-                                      "bench_never_slower.py")
+        self.py_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_never_slower.py")
 
     # -- one process --
     def argv(self, workload, schedule, blocks):
@@ -549,7 +548,7 @@ def aoti_package_path(python, model):
     """The AOTInductor package of tests/bench's model, built once (by bench_never_slower.py's own
     function, in a process of its own, outside every timed process)."""
     if model not in _AOTI_PATHS:
-        bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "bench")
+        bench = os.path.dirname(os.path.abspath(__file__))  # tests/bench, beside this file
         code = f"import sys; sys.path.insert(0, {bench!r}); import bench_never_slower as b; print(b.aoti_package({model!r}))"
         r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600)
         lines = r.stdout.strip().splitlines()
