@@ -467,14 +467,19 @@ void enc_learn_sequence(enc_stream_state *st) {
     }
     if (seq->fully_replayed) {
         /* Replayed by patching a graph of its structure: the exact sequence
-         * gets a graph of its own once it came ENC_EXACT_AFTER_PATCH times as
-         * often as a capture needs (one graph launch then replaces a patch
-         * per launch); a ring of many buffers, each seen a few times, stays
-         * with one patched graph rather than capturing one per buffer set. */
+         * gets a graph of its own once its replays patched ENC_EXACT_PATCH_NODES
+         * nodes (at most ENC_EXACT_PATCH_STEP counted a replay), about what
+         * one capture and instantiation cost (an H200: 100 us a capture, 1.2 us
+         * a node patched; docs/bench/2026-11-26-h200-corpus-issue28-30.md):
+         * from then on one graph launch replaces the patches. A sequence that
+         * never comes again exactly (a length that grows) keeps its patched
+         * graph, and a ring of buffers each seen once or twice captures none. */
         enc_rest_note_sequence(st, 1);
         if (!seq->replayed_by_patch) return;
         enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
-        if (c && c->state == ENC_CAND_COUNTING && ++c->count >= ENC_EXACT_AFTER_PATCH * (uint32_t)enc_opt.min_repeats)
+        uint32_t step = (uint32_t)seq->replayed_by_patch;
+        if (c && c->state == ENC_CAND_COUNTING &&
+            (c->count += step < ENC_EXACT_PATCH_STEP ? step : ENC_EXACT_PATCH_STEP) >= ENC_EXACT_PATCH_NODES)
             capture(st, c, 0);
         return;
     }

@@ -150,8 +150,8 @@ static enc_graph *patchable(const enc_stream_state *st) {
 /* Write the held launches' arguments (and ops) into g's graph where they
  * differ. g's recorded arguments follow every node patched, so g stays exact
  * even when a later node's patch fails. *op_failed: the refused patch was an
- * op's (nodes.c said so), not a kernel's. */
-static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed) {
+ * op's (nodes.c said so), not a kernel's; *written: the nodes patched. */
+static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed, uint32_t *written) {
     const enc_seq *seq = &st->seq;
     void *ptrs[ENC_MAX_PARAMS];
     CUresult r = CUDA_SUCCESS;
@@ -176,6 +176,7 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
         }
         if (r != CUDA_SUCCESS) break;
         ENC_TSTAT_ADD(nodes_patched, 1);
+        (*written)++;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
         g->recs[i].afp = h->afp;
@@ -197,8 +198,9 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
     int op_failed = 0;
+    uint32_t written = 0;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
-    CUresult r = patch ? patch_nodes(st, g, &op_failed) : CUDA_SUCCESS;
+    CUresult r = patch ? patch_nodes(st, g, &op_failed, &written) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         enc_stream_end_issue(st, pushed, side);
         g->patch_refusals++;
@@ -225,7 +227,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     ENC_TSTAT_ADD(replay_ns, g->last_used - t0);
     ENC_ACCT_ADD(st, ENC_ACCT_REPLAY_NS, g->last_used - t0);
     ENC_ACCT_ADD(st, ENC_ACCT_REPLAYED, st->seq.n - st->seq.nops);
-    st->seq.replayed_by_patch = patch;
+    st->seq.replayed_by_patch = patch ? (int)(written ? written : 1) : 0;
     enc_event_graph_hit(g, st->seq.n - st->seq.nops, patch);
     if (g->nops) enc_nodes_note_replay();
     return 1;

@@ -33,7 +33,8 @@
 #define ENC_MIN_SEQ_CAP 8        /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
 #define ENC_CAP_VOTES 16         /* sequences in a row that must ask for a new cap before it is taken */
 #define ENC_CAP_FIRST_VOTES 2    /* ... for a stream's first cap */
-#define ENC_EXACT_AFTER_PATCH 16 /* patched replays (x ENCORE_MIN_REPEATS) before an own graph */
+#define ENC_EXACT_PATCH_NODES 64 /* nodes patched into replays of one exact sequence before its own graph */
+#define ENC_EXACT_PATCH_STEP 16  /* ... counting at most this many a replay: at least 4 patched replays */
 #define ENC_MAX_HELD_EVENTS 32   /* distinct events a stream holds records of or waits on (more: not held) */
 #define ENC_SAMPLE_EVERY 61      /* one launch in this many is timed (a prime, see launch.c) */
 /* 2^64 / golden ratio: the multiplier that spreads consecutive keys (Fibonacci hashing). */
@@ -111,7 +112,7 @@ typedef struct enc_seq {
     uint32_t nops;  /* of recs[0..n), stream operations (not kernel launches) */
     int poisoned;   /* contains a launch that cannot be re-issued */
     int fully_replayed;
-    int replayed_by_patch; /* ... through a graph patched with its arguments */
+    int replayed_by_patch; /* ... through a graph patched with its arguments: the nodes patched (0: not) */
     uint64_t t0;           /* when it opened */
 } enc_seq;
 
