@@ -51,15 +51,17 @@ static inline int same_args(const enc_rec *a, const unsigned char *aa, const enc
  * edge (llama.cpp launches every kernel so), and a cluster shape (CUTLASS's
  * and cuBLAS's Hopper kernels). The others (priority, sync domain, access
  * policy...) were not probed, so launches with them are not patched. A
- * launch whose grid changed (`regrid`) is not patched with a cluster shape:
- * the grid must stay a multiple of it, and what the driver does with a patch
- * that breaks that rule was not probed (an eager launch is refused). */
-static int attrs_patchable(const enc_rec *r, const unsigned char *arena, int regrid) {
+ * launch whose grid changed from the captured one's is not patched with a
+ * cluster shape: the grid must stay a multiple of it, and what the driver
+ * does with a patch that breaks that rule was not probed (an eager launch
+ * is refused). */
+static int attrs_patchable(const enc_rec *r, const unsigned char *arena, const enc_rec *captured) {
     const CUlaunchAttribute *a = (const CUlaunchAttribute *)(const void *)(arena + r->attr_off);
-    for (uint32_t i = 0; i < r->nattrs; i++)
-        if (a[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-            (a[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION || regrid))
+    for (uint32_t i = 0; i < r->nattrs; i++) {
+        if (a[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) continue;
+        if (a[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION || memcmp(r->grid, captured->grid, sizeof r->grid))
             return 0;
+    }
     return 1;
 }
 
@@ -133,8 +135,7 @@ static enc_graph *patchable(const enc_stream_state *st) {
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
-            int regrid = memcmp(seq->recs[i].grid, g->recs[i].grid, sizeof seq->recs[i].grid) != 0;
-            if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena, regrid)) break;
+            if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena, &g->recs[i])) break;
             if (seq->recs[i].L->is_op && !enc_op_patchable(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             k++;
         }
@@ -175,7 +176,6 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
             r = enc_drv.graphExecKernelNodeSetParams(g->exec, g->knodes[i].node, &kp);
         }
         if (r != CUDA_SUCCESS) break;
-        ENC_TSTAT_ADD(nodes_patched, 1);
         (*written)++;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
@@ -201,6 +201,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     uint32_t written = 0;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
     CUresult r = patch ? patch_nodes(st, g, &op_failed, &written) : CUDA_SUCCESS;
+    if (written) ENC_TSTAT_ADD(nodes_patched, written); /* those before a refusal were written too */
     if (r != CUDA_SUCCESS) {
         enc_stream_end_issue(st, pushed, side);
         g->patch_refusals++;
