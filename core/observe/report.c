@@ -133,6 +133,8 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "streams_rested_losing", "  because they lost time", AT(streams_rested_losing), NO, NULL},
     {ENC_FIELD_COUNT, "streams_rested_own_graphs", "  beside the program's own graphs", AT(streams_rested_own_graphs),
      NO, NULL},
+    {ENC_FIELD_COUNT, "streams_rested_process", "  new, where the process's streams did not pay",
+     AT(streams_rested_process), NO, NULL},
     {ENC_FIELD_COUNT, "program_graph_launches", "the program's own graph launches", AT(program_graph_launches), NO,
      NULL},
     {ENC_FIELD_COUNT, "launches_unrecorded", "  launches passed through meanwhile", AT(launches_unrecorded),

@@ -129,6 +129,7 @@ void enc_stats_snapshot(enc_summary *s) {
         s->launches_unrecorded += RD(launches_unrecorded);
         s->streams_rested_losing += RD(streams_rested_losing);
         s->streams_rested_own_graphs += RD(streams_rested_own_graphs);
+        s->streams_rested_process += RD(streams_rested_process);
         s->program_graph_launches += RD(program_graph_launches);
         s->switched_off += RD(switched_off);
         s->launches_passive += RD(launches_passive);

@@ -69,6 +69,7 @@ typedef struct enc_summary {
     uint64_t launches_unrecorded;   /* launches passed through while their stream rested */
     uint64_t streams_rested_losing; /* of streams_rested, because its windows lost time (rest.c) */
     uint64_t streams_rested_own_graphs; /* of streams_rested, decided at the program's own graph launch */
+    uint64_t streams_rested_process;    /* of streams_rested, new streams of a process whose streams did not pay */
     uint64_t program_graph_launches;    /* graphs the program launched itself (cuGraphLaunch) */
     uint64_t switched_off;              /* times the program switched encore off (encoreSetActive(0)) */
     uint64_t launches_passive;          /* launches made while it was switched off (issued, counted) */
@@ -137,7 +138,7 @@ typedef struct enc_tstats {
     uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
     uint64_t streams_left_alone, switched_off, launches_passive;
     uint64_t streams_rested, launches_unrecorded, streams_rested_losing;
-    uint64_t streams_rested_own_graphs, program_graph_launches;
+    uint64_t streams_rested_own_graphs, program_graph_launches, streams_rested_process;
     uint64_t graphs_replayed, captures_given_up, captures_refused;
     uint64_t launch_ns, launch_samples, replay_ns, capture_ns, record_ns, record_samples;
     int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */

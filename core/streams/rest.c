@@ -48,7 +48,18 @@
  * that starts repeating later is picked up at the next probe. Resting
  * follows ENCORE_HOLD_RULE (0: never rests). Everything here runs with the
  * stream's mutex held, but for enc_rest_take (core/streams/rest.h); the
- * program's graph launches come through enc_core_program_graph (path/launch.c). */
+ * program's graph launches come through enc_core_program_graph (path/launch.c).
+ *
+ * The process backs off too. Each stream that rests, and each stream that
+ * goes (destroyed, its state renamed) after PROC_JUDGE_MIN launches of a
+ * window that neither paid nor kept learning, is a stream that did not pay;
+ * PROC_REST_AFTER of them in a row, with no window of any stream paying
+ * meanwhile, and a new stream begins resting (REST_FIRST << 2k launches, k
+ * growing with each further one), then probes as any rested stream does: a
+ * program that makes a stream per request, each too short-lived to finish a
+ * window, so stops paying for recording after a few of them, and one whose
+ * new streams start repeating is picked up at their probes. A window that
+ * pays anywhere forgets the process's back-off. */
 #define _GNU_SOURCE
 #include "base/log.h"
 #include "core/graphs/graphs.h"
@@ -69,6 +80,19 @@
 #define NEG_WINDOWS 4u           /* windows in a row that lost time: rest */
 #define PROGRAM_GRAPH_WEIGHT 64u /* the launches of the window a program's own graph launch counts as */
 #define SMALL_SEQUENCES 1024u    /* sequences too small to capture, and none other, end a window early */
+#define PROC_REST_AFTER 4u       /* streams in a row that did not pay: new streams begin resting */
+#define PROC_JUDGE_MIN 1024u     /* launches a window needs to be judged when its stream goes */
+
+/* Streams in a row that did not pay, none paying meanwhile (any thread: atomic). */
+static uint32_t proc_unpaid;
+
+static void proc_note_unpaid(void) {
+    if (__atomic_load_n(&proc_unpaid, __ATOMIC_RELAXED) < 255) __atomic_fetch_add(&proc_unpaid, 1, __ATOMIC_RELAXED);
+}
+
+static void proc_note_paid(void) {
+    if (__atomic_load_n(&proc_unpaid, __ATOMIC_RELAXED)) __atomic_store_n(&proc_unpaid, 0, __ATOMIC_RELAXED);
+}
 
 static void new_window(enc_stream_state *st, uint32_t len) {
     for (int i = 0; i < ENC_ACCT_COUNT; i++) st->win_acct0[i] = st->acct[i];
@@ -79,6 +103,12 @@ static void new_window(enc_stream_state *st, uint32_t len) {
     st->win_seqs = 0;
     st->win_recur = 0;
     st->win_small = 0;
+}
+
+/* Is st's window, so far, one that pays, or one that is still learning? */
+static int window_pays(const enc_stream_state *st) { return st->win_replays != 0 && st->win_neg < NEG_WINDOWS; }
+static int window_learning(const enc_stream_state *st) {
+    return st->win_seqs != 0 && st->win_recur * RECUR_SHARE >= st->win_seqs && st->win_neg < NEG_WINDOWS;
 }
 
 static void begin_rest(enc_stream_state *st) {
@@ -93,14 +123,30 @@ static void begin_rest(enc_stream_state *st) {
     st->win_neg = 0;
     new_window(st, REST_PROBE_WINDOW);
     ENC_TSTAT_ADD(streams_rested, 1);
+    proc_note_unpaid();
     __atomic_store_n(&st->rest_left, n, __ATOMIC_RELAXED);
 }
 
 void enc_rest_forget(enc_stream_state *st) {
+    uint32_t unpaid = __atomic_load_n(&proc_unpaid, __ATOMIC_RELAXED);
+    st->win_neg = 0;
+    if (enc_opt.hold_rule && unpaid >= PROC_REST_AFTER) { /* the process backs off: the new stream begins resting */
+        uint32_t k = unpaid - PROC_REST_AFTER < REST_MAX_SHIFT ? unpaid - PROC_REST_AFTER : REST_MAX_SHIFT;
+        st->rest_shift = (uint8_t)(k + 1);
+        new_window(st, REST_PROBE_WINDOW);
+        ENC_TSTAT_ADD(streams_rested, 1);
+        ENC_TSTAT_ADD(streams_rested_process, 1);
+        __atomic_store_n(&st->rest_left, REST_FIRST << (2 * k), __ATOMIC_RELAXED);
+        return;
+    }
     new_window(st, REST_FIRST_WINDOW);
     st->rest_shift = 0;
-    st->win_neg = 0;
     __atomic_store_n(&st->rest_left, 0, __ATOMIC_RELAXED);
+}
+
+void enc_rest_stream_gone(enc_stream_state *st) {
+    if (!enc_opt.hold_rule || __atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) > 0) return; /* a rest counted */
+    if (st->win_launches >= PROC_JUDGE_MIN && !window_pays(st) && !window_learning(st)) proc_note_unpaid();
 }
 
 /* The window so far learnt only sequences too small to capture (one kernel
@@ -118,12 +164,14 @@ int enc_rest_note_work(enc_stream_state *st, uint32_t n) {
     int lost = !st->held && enc_window_lost_time(st);
     if (lost && st->win_neg < 255) st->win_neg++;
     if (!lost && !st->held) st->win_neg = 0;
-    int pays = st->win_replays != 0 && st->win_neg < NEG_WINDOWS;
-    int learning = st->win_seqs != 0 && st->win_recur * RECUR_SHARE >= st->win_seqs && st->win_neg < NEG_WINDOWS;
+    int pays = window_pays(st), learning = window_learning(st);
     if (pays || learning || st->held) {
         /* a window does not end inside a hold: it is judged again at the
          * next launch that finds none */
-        if (pays && !lost) st->rest_shift = 0; /* the next rest, if any, is short again */
+        if (pays && !lost) { /* the next rest, if any, is short again, and the process's back-off is over */
+            st->rest_shift = 0;
+            proc_note_paid();
+        }
         if (pays || learning) new_window(st, REST_FIRST_WINDOW);
         return 0;
     }

@@ -19,8 +19,12 @@ static inline int enc_rest_take(enc_stream_state *st) {
 int enc_rest_note_work(enc_stream_state *st, uint32_t n);
 /* With st->mu held, after the program launched a graph of its own on st's stream. */
 void enc_rest_program_graph(enc_stream_state *st);
-/* With st->mu held: a state that names a new stream starts without a rest or a window. */
+/* With st->mu held: a state that names a new stream starts a first window, or a rest
+ * where the process's streams did not pay (the process's back-off). */
 void enc_rest_forget(enc_stream_state *st);
+/* With st->mu held: st's stream is gone and its state is about to name another; its
+ * unfinished window counts for the process's back-off. */
+void enc_rest_stream_gone(enc_stream_state *st);
 
 /* ---- worth.c: the time estimate ---------------------------------------------------- */
 

@@ -140,6 +140,7 @@ static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, 
         if (enc_states[i]->dead) st = enc_states[i];
     if (!st) return NULL;
     pthread_mutex_lock(&st->mu);
+    enc_rest_stream_gone(st); /* before the new name: what the old stream's window showed */
     state_name(st, kind, key, ctx, owner);
     st->gap_ns = 0; /* the old stream's pace says nothing of the new one's */
     st->sparse = 0;

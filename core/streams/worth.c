@@ -7,7 +7,14 @@
  * time launches were held in holds that did not replay (the GPU may have
  * idled), and encore's time recording launches (its sampled time recording
  * one, for every launch recorded). Read at the report, and by rest.c at the
- * end of each window of a stream's launches (enc_window_lost_time). */
+ * end of each window of a stream's launches (enc_window_lost_time).
+ *
+ * The time recording one launch is the mean over both of its samples: a
+ * sampled launch that went out eagerly (record_ns) and one that was held
+ * (deferred_ns). Either alone can be a handful of samples taken while the
+ * process was cold (a first sighting of a kernel, a page touched): one such
+ * sample of 11 us, the only eager one in a process whose launches were held,
+ * once made a 30% gain read as a loss (CuPy's solver on the H200). */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -63,11 +70,16 @@ static void by_stream(enc_summary *s, uint64_t per_launch, uint64_t per_held) {
     }
 }
 
+/* encore's time recording one launch, from `n` samples of `ns` in all (0: none taken). */
+static uint64_t per_recorded(uint64_t record_ns, uint64_t record_samples, uint64_t deferred_ns,
+                             uint64_t deferred_samples) {
+    uint64_t n = record_samples + deferred_samples;
+    return n ? (record_ns + deferred_ns) / n : 0;
+}
+
 void enc_stats_time(enc_summary *s) {
     s->per_launch_ns = s->launch_samples ? s->launch_ns / s->launch_samples : 0;
-    uint64_t per_held = s->record_samples     ? s->record_ns / s->record_samples
-                        : s->deferred_samples ? s->deferred_ns / s->deferred_samples
-                                              : 0;
+    uint64_t per_held = per_recorded(s->record_ns, s->record_samples, s->deferred_ns, s->deferred_samples);
     uint64_t not_recorded = s->launches_unrecorded + s->launches_passive + s->eager_by[ENC_EAGER_FIRST] +
                             s->eager_by[ENC_EAGER_LEFT_ALONE] + s->eager_by[ENC_EAGER_OPAQUE];
     uint64_t recorded = s->launches_seen > not_recorded ? s->launches_seen - not_recorded : 0;
@@ -80,8 +92,9 @@ void enc_stats_time(enc_summary *s) {
 
 int enc_window_lost_time(const enc_stream_state *st) {
     const enc_tstats *t = enc_tstats_get();
-    if (!t || !t->launch_samples || !t->record_samples) return 0;
-    uint64_t per_launch = t->launch_ns / t->launch_samples, per_held = t->record_ns / t->record_samples;
+    if (!t || !t->launch_samples || !(t->record_samples + t->deferred_samples)) return 0;
+    uint64_t per_launch = t->launch_ns / t->launch_samples;
+    uint64_t per_held = per_recorded(t->record_ns, t->record_samples, t->deferred_ns, t->deferred_samples);
     uint64_t d[ENC_ACCT_COUNT];
     for (int i = 0; i < ENC_ACCT_COUNT; i++) d[i] = st->acct[i] - st->win_acct0[i];
     uint64_t recorded = (uint32_t)(st->sample_clock - (uint32_t)st->win_acct0[ENC_ACCT_COUNT]);

@@ -23,6 +23,12 @@
  *                            be the old one's): LOOP fixed steps on it are
  *                            learnt and replayed at once, nothing of the
  *                            old stream's rest carries over
+ *   prog_rest churn STEPS STREAMS
+ *                            "never" on STREAMS streams one after another,
+ *                            STEPS steps each (a stream made for each
+ *                            request, destroyed after it): none lives long
+ *                            enough to finish a window, and after a few the
+ *                            process backs off: new streams begin resting
  *   prog_rest legacy STEPS   "never" on a blocking stream, and before each
  *                            step the fixed loop on the legacy stream, which
  *                            reads the blocking stream's x into its own z:
@@ -51,7 +57,7 @@ typedef struct run {
     CUstream s;
     CUdeviceptr x, y;
     uint64_t rng, folded;
-    int steps, loop, lng, iters, later, renew, legacy, id;
+    int steps, loop, lng, iters, later, renew, legacy, churn, id;
     char out[64][48]; /* threads: lines kept until both end, printed in order */
     int nout;
 } run;
@@ -108,7 +114,7 @@ static void legacy_step(run *r, CUdeviceptr z) {
 }
 
 static void go(run *r) {
-    int total = r->lng ? r->steps * r->iters : r->steps + (r->later ? r->loop : 0);
+    int total = r->lng || r->churn ? r->steps * r->iters : r->steps + (r->later ? r->loop : 0);
     CUdeviceptr z = r->legacy ? prog_alloc(N) : 0;
     if (z) k_fill(r->k, NULL, z, 3, N);
     for (int it = 0; it < total; it++) {
@@ -118,8 +124,13 @@ static void go(run *r) {
             CK(drv.cuStreamDestroy(r->s));
             r->s = prog_stream(CU_STREAM_NON_BLOCKING);
         }
+        if (r->churn && it && it % r->steps == 0) { /* the request is over: its stream goes, the next one's comes */
+            CK(drv.cuStreamSynchronize(r->s));
+            CK(drv.cuStreamDestroy(r->s));
+            r->s = prog_stream(CU_STREAM_NON_BLOCKING);
+        }
         if (r->legacy) legacy_step(r, z);
-        if (r->lng || it < r->steps)
+        if (r->lng || r->churn || it < r->steps)
             random_step(r);
         else
             fixed_step(r);
@@ -144,11 +155,11 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     int steps = argc > 2 ? atoi(argv[2]) : 0, more = argc > 3 ? atoi(argv[3]) : 0;
     int later = !strcmp(mode, "later"), lng = !strcmp(mode, "long"), threads = !strcmp(mode, "threads");
-    int renew = !strcmp(mode, "renew"), legacy = !strcmp(mode, "legacy");
-    if ((!later && !lng && !threads && !renew && !legacy && strcmp(mode, "never")) || steps <= 0 ||
-        ((lng || renew) && more <= 0))
+    int renew = !strcmp(mode, "renew"), legacy = !strcmp(mode, "legacy"), churn = !strcmp(mode, "churn");
+    if ((!later && !lng && !threads && !renew && !legacy && !churn && strcmp(mode, "never")) || steps <= 0 ||
+        ((lng || renew || churn) && more <= 0))
         prog_die("usage: prog_rest never STEPS | later STEPS [LOOP] | long STEPS ITER | threads STEPS | "
-                 "renew STEPS LOOP | legacy STEPS");
+                 "renew STEPS LOOP | legacy STEPS | churn STEPS STREAMS");
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
@@ -161,6 +172,7 @@ int main(int argc, char **argv) {
         r[i].legacy = legacy;
         r[i].loop = more ? more : steps;
         r[i].lng = lng;
+        r[i].churn = churn;
         r[i].iters = more;
     }
     if (threads) {
