@@ -138,6 +138,8 @@ VARIANTS = {
     "encore-budget30": {"ENCORE_HOLD_BUDGET": "30us"},   # the default since 2026-11-26 (before: 120 us of host time)
     "encore-budget120": {"ENCORE_HOLD_BUDGET": "120us"},  # the default before 2026-11-26: longer held sequences
     "encore-ramp": {"ENCORE_HOLD_RAMP": "1"},  # a trial: shorter first sequences after a flush point
+    "encore-budget60": {"ENCORE_HOLD_BUDGET": "60us"},   # between the two
+    "encore-min2": {"ENCORE_MIN_REPEATS": "2"},          # the default before 2026-11-26 (evening): captured at the 2nd sighting
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
 }
 VARIANT_NOTES = {
@@ -150,6 +152,8 @@ VARIANT_NOTES = {
     "encore-budget30": "ENCORE_HOLD_BUDGET=30us: held sequences of at most 30 us of host time (the default now)",
     "encore-budget120": "ENCORE_HOLD_BUDGET=120us: held sequences of at most 120 us of host time (the old default)",
     "encore-ramp": "ENCORE_HOLD_RAMP=1: after a flush point, a budget-cut stream's first sequences are a quarter of the cut, doubling back",
+    "encore-budget60": "ENCORE_HOLD_BUDGET=60us: held sequences of at most 60 us of host time",
+    "encore-min2": "ENCORE_MIN_REPEATS=2: a sequence captured when it comes the second time (the default before 3)",
     "launch-free": "no encore: LD_PRELOAD=libskiplaunch.so SKIPLAUNCH_SWITCH=1, its A blocks skip every kernel "
                    "launch (the GPU does nothing): the launch-free bound, what no launch interposer can beat",
 }
