@@ -107,6 +107,28 @@ void enc_hold_new_graph(enc_store *s, uint32_t node) {
     t->hold_backoff = 0;
 }
 
+/* ---- captures at a start whose holds keep failing ----------------------------------
+ * A start given up DOUBT_BACKOFF times or more in a row (no graph captured
+ * there, and no run of HOLD_WINDOW replays, in between) begins sequences that
+ * seldom come again whole: a sequence seen ENCORE_MIN_REPEATS times there is
+ * weak evidence, and its graph would likely never replay (torch.compile's
+ * own-graph warm-up left two such graphs of three on the H200). A capture
+ * due there waits for ENCORE_MIN_REPEATS << (backoff - DOUBT_BACKOFF + 1)
+ * sightings, at most << DOUBT_MAX_SHIFT; a sequence that keeps coming is
+ * captured all the same, a little later. */
+#define DOUBT_BACKOFF 2u
+#define DOUBT_MAX_SHIFT 3u
+
+int enc_capture_evidence(const enc_stream_state *st, uint32_t sightings) {
+    if (!enc_opt.hold_rule || st->seq.n == 0) return 1;
+    uint32_t start = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
+    if (start == ENC_NO_NODE) return 1;
+    uint32_t b = st->store.nodes[start].hold_backoff;
+    if (b < DOUBT_BACKOFF) return 1;
+    uint32_t shift = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
+    return sightings >= (uint32_t)enc_opt.min_repeats << shift;
+}
+
 /* ---- captures that never replay ---------------------------------------------------
  * The same back-off for capturing, kept at the trie node where the captured
  * sequences end (their structure: kernels and configurations): where

@@ -485,7 +485,9 @@ void enc_learn_sequence(enc_stream_state *st) {
     }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
-    if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats) capture(st, c, 0);
+    if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats &&
+        enc_capture_evidence(st, c->count))
+        capture(st, c, 0);
     /* The same structure with other arguments (a step counter, say) is worth
      * a graph too when the arguments can be patched in: count it apart (never
      * in the place of the exact count just made), and capture the sequence as
@@ -496,7 +498,9 @@ void enc_learn_sequence(enc_stream_state *st) {
     if (sc_tried) {
         sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
         recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
-        if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats) capture(st, sc, 1);
+        if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats &&
+            enc_capture_evidence(st, sc->count))
+            capture(st, sc, 1);
     }
     learnt(outcome(c, sc, sc_tried));
     enc_rest_note_sequence(st, recurring);

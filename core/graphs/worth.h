@@ -6,6 +6,8 @@
 
 #include "core/state/stream_state.h"
 
+/* Is `sightings` of st's open sequence evidence enough to capture it, where it begins? (hold.c) */
+int enc_capture_evidence(const enc_stream_state *st, uint32_t sightings);
 /* May st's open sequence be captured, as graphs of its structure replayed? (counts a refusal) */
 int enc_capture_admits(enc_stream_state *st);
 /* A graph ending at trie node `node` was captured. */

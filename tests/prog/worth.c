@@ -25,6 +25,14 @@
  *              do), then a loop: the set-up is never captured (a sequence
  *              is captured at its third sighting, ENCORE_MIN_REPEATS=3).
  *
+ *   unsteady   a loop of 8 kernels (steps times), then sequences that begin
+ *              with the loop's first kernel and go elsewhere each time (a
+ *              warm-up, a phase change: holds there keep failing), among
+ *              which the loop cut after 5 kernels comes three times, then
+ *              the loop again. A sequence seen three times at a start whose
+ *              holds keep failing is weak evidence: its graph would never
+ *              replay. Run with ENCORE_PATCH=0 (the others never repeat).
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
@@ -134,6 +142,41 @@ static void twice(int steps) {
     prog_finish(s, x, y, N);
 }
 
+/* The first n of the loop's 8 launches, from its start (k_add), then the step's read-back. */
+static void cut_body(CUstream s, CUdeviceptr x, CUdeviceptr y, CUdeviceptr r, int n, const char *what, int i) {
+    for (int j = 0; j < n; j++) switch (j) {
+        case 0: k_add(&k, s, y, x, N); break;
+        case 1: k_stamp(&k, s, y, N); break;
+        case 2: k_mix(&k, s, x, 3, N); break;
+        case 3: k_axpy(&k, s, x, y, 3, N); break;
+        case 4: k_stamp(&k, s, x, N); break;
+        case 5: k_mix(&k, s, y, 5, N); break;
+        case 6: k_axpy(&k, s, y, x, 2, N); break;
+        default: k_reduce(&k, s, r, y, N); break;
+        }
+    if (n < 8) k_reduce(&k, s, r, x, N);
+    prog_print_reduce(s, r, what, i);
+}
+
+static void unsteady(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r, z = prog_alloc(N);
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    k_fill(&k, s, z, 4, N);
+    for (int it = 0; it < steps; it++) cut_body(s, x, y, r, 8, "loop", it);
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (int j = 0; j < 60; j++) { /* from the loop's start, elsewhere: a new salt every time */
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        k_add(&k, s, y, x, N);
+        k_mix(&k, s, z, (uint32_t)(rng >> 33), N);
+        k_reduce(&k, s, r, z, N);
+        prog_print_reduce(s, r, "other", j);
+        if (j % 20 == 19) cut_body(s, x, y, r, 5, "cut", j); /* three times, never again */
+    }
+    for (int it = 0; it < steps; it++) cut_body(s, x, y, r, 8, "again", it);
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -145,6 +188,8 @@ int main(int argc, char **argv) {
         pairs(steps);
     else if (!strcmp(mode, "twice"))
         twice(steps);
+    else if (!strcmp(mode, "unsteady"))
+        unsteady(steps);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
