@@ -14,6 +14,10 @@
 //                                        launch configuration (issue 30): a larger and a smaller grid, another
 //                                        block shape, more dynamic shared memory than captured; each patched
 //                                        graph's result against the same launch made eagerly
+//   gpu_nodes_probe copysize             16: does cuGraphExecMemcpyNodeSetParams take a 1-D copy of another
+//                                        size (larger and smaller than captured), and
+//                                        cuGraphExecMemsetNodeSetParams a memset of another width? (issue 30:
+//                                        core/graphs/nodes.c patches a copy's size, not a memset's)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
@@ -344,6 +348,47 @@ static int rules() {
     return 0;
 }
 
+// 16: a copy node (host to device, pinned) and a memset node, captured at half of N, patched to N and to N/4;
+// what the graph wrote against what the eager calls write (the device buffer filled with 9 before each launch).
+static void copy_size_case(cudaStream_t s, cudaGraphExec_t gx, CUgraphNode cn, CUgraphNode mn, float *pa, float *da,
+                           float *dm, size_t bytes, const char *what) {
+    CUcontext ctx; cuCtxGetCurrent(&ctx);
+    CUDA_MEMCPY3D p; cuGraphMemcpyNodeGetParams(cn, &p); p.WidthInBytes = bytes;
+    int rc = (int)cuGraphExecMemcpyNodeSetParams((CUgraphExec)gx, cn, &p, ctx);
+    CUDA_MEMSET_NODE_PARAMS m; cuGraphMemsetNodeGetParams(mn, &m); m.width = bytes;
+    int rm = (int)cuGraphExecMemsetNodeSetParams((CUgraphExec)gx, mn, &m, ctx);
+    std::vector<float> want(N), got(N); std::vector<unsigned char> wantm(N * 4), gotm(N * 4);
+    CK(cudaMemset(da, 0, N * 4)); CK(cudaMemset(dm, 9, N * 4));
+    CK(cudaMemcpyAsync(da, pa, bytes, cudaMemcpyHostToDevice, s)); CK(cudaMemsetAsync(dm, 5, bytes, s)); CK(cudaStreamSynchronize(s));
+    CK(cudaMemcpy(want.data(), da, N * 4, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(wantm.data(), dm, N * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(da, 0, N * 4)); CK(cudaMemset(dm, 9, N * 4));
+    cudaError_t lr = cudaGraphLaunch(gx, s); cudaError_t sr = cudaStreamSynchronize(s);
+    CK(cudaMemcpy(got.data(), da, N * 4, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(gotm.data(), dm, N * 4, cudaMemcpyDeviceToHost));
+    printf("RULE copy size %s: copy exec-set %d, memset exec-set %d, launch %s/%s, copy = eager: %s, memset = eager: %s\n", what, rc, rm,
+           nm(lr), nm(sr), want == got ? "yes" : "no", wantm == gotm ? "yes" : "no");
+}
+
+static int copy_size_rules() {
+    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    float *pa, *da, *dm; CK(cudaMallocHost(&pa, N * 4)); CK(cudaMalloc(&da, N * 4)); CK(cudaMalloc(&dm, N * 4));
+    for (int i = 0; i < N; i++) pa[i] = (float)(i + 1);
+    cudaGraph_t g; cudaGraphExec_t gx;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    CK(cudaMemcpyAsync(da, pa, N * 2, cudaMemcpyHostToDevice, s)); // half of N floats, in bytes
+    CK(cudaMemsetAsync(dm, 5, N * 2, s));
+    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&gx, g, 0));
+    size_t nn = 0; CK(cudaGraphGetNodes(g, nullptr, &nn)); std::vector<cudaGraphNode_t> nodes(nn); CK(cudaGraphGetNodes(g, nodes.data(), &nn));
+    CUgraphNode cn = nullptr, mn = nullptr;
+    for (size_t i = 0; i < nn; i++) { CUgraphNodeType t; cuGraphNodeGetType((CUgraphNode)nodes[i], &t);
+        if (t == CU_GRAPH_NODE_TYPE_MEMCPY) cn = (CUgraphNode)nodes[i]; else if (t == CU_GRAPH_NODE_TYPE_MEMSET) mn = (CUgraphNode)nodes[i]; }
+    if (!cn || !mn) { printf("RULE copy size: nodes not found\n"); return 1; }
+    copy_size_case(s, gx, cn, mn, pa, da, dm, N * 2, "as captured (N/2 floats)");
+    copy_size_case(s, gx, cn, mn, pa, da, dm, N * 4, "larger (N floats)");
+    copy_size_case(s, gx, cn, mn, pa, da, dm, N, "smaller (N/4 floats)");
+    copy_size_case(s, gx, cn, mn, pa, da, dm, 4, "one float");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: gpu_nodes_probe WORKLOAD [iters] | rules (see the top of the file)\n"); return 2; }
     int dev = 0; if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) return 77;
@@ -351,6 +396,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "rules")) return rules();
     if (!strcmp(argv[1], "attrpatch")) return attr_patch_rules();
     if (!strcmp(argv[1], "gridpatch")) return grid_patch_rules();
+    if (!strcmp(argv[1], "copysize")) return copy_size_rules();
     if (!strcmp(argv[1], "rule13")) {
         cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         patched_event_destroyed(s);

@@ -10,6 +10,10 @@
  *            MAX_BLOCKS (a new sequence of lengths every MAX_BLOCKS steps)
  *   steps    the length takes a few values in turn (a serving loop with
  *            batch-size buckets): each comes again
+ *   serve    a serving loop: each request brings 1..64 blocks of input
+ *            (a seeded draw), copied in from page-locked host memory, run
+ *            through the kernels and its answer copied back (the sizes of
+ *            both copies follow the request), then read by the host
  *
  *   prog_grow MODE [steps] */
 #include "prog.h"
@@ -48,15 +52,43 @@ static void loop(const char *mode, int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void serve(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    uint32_t *in, *out;
+    CK(drv.cuMemHostAlloc((void **)&in, 64 * PROG_BLOCK * sizeof *in, 0));
+    CK(drv.cuMemHostAlloc((void **)&out, 64 * PROG_BLOCK * sizeof *out, 0));
+    uint64_t rng = 1234;
+    for (int it = 0; it < steps; it++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t n = (1u + (uint32_t)(rng >> 33) % 64u) * PROG_BLOCK;
+        for (uint32_t i = 0; i < n; i++) in[i] = (uint32_t)it * 2654435761u + i;
+        CK(drv.cuMemcpyHtoDAsync(x, in, n * sizeof *in, s)); /* the request's rows */
+        k_add(&k, s, y, x, n);
+        k_axpy(&k, s, x, y, 3, n);
+        k_stamp(&k, s, y, n);
+        CK(drv.cuMemcpyDtoHAsync(out, y, n * sizeof *out, s)); /* the answer */
+        CK(drv.cuStreamSynchronize(s));
+        printf("request %3d rows %4u answer %016llx\n", it, n, (unsigned long long)prog_hash_buf(PROG_HASH_INIT, out, n));
+    }
+    CK(drv.cuMemFreeHost(in));
+    CK(drv.cuMemFreeHost(out));
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "grow";
     int steps = argc > 2 ? atoi(argv[2]) : 200;
-    if (strcmp(mode, "grow") && strcmp(mode, "steps")) {
+    if (strcmp(mode, "grow") && strcmp(mode, "steps") && strcmp(mode, "serve")) {
         fprintf(stderr, "prog_grow: unknown mode %s\n", mode);
         return 2;
     }
     prog_init();
     prog_kernels_load(&k, 0);
-    loop(mode, steps);
+    if (!strcmp(mode, "serve"))
+        serve(steps);
+    else
+        loop(mode, steps);
     return 0;
 }
