@@ -77,6 +77,7 @@ typedef struct enc_layout {
     int is_op;             /* a stream operation's stand-in (core/graphs/nodes.c): no function, never validated */
     int untrusted;         /* an attribute validation does not know changed since its first launch: never held */
     unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
+    int ascending;         /* each parameter's offset past the previous one's end: copied in one pass (record.c) */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;

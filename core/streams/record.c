@@ -78,13 +78,35 @@ static int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
     return 0;
 }
 
-/* Arguments given one pointer per parameter: copy each, zero the padding. */
+/* One parameter's bytes: the common sizes as plain moves, not a call. */
+static inline void copy_param(unsigned char *dst, const void *src, uint32_t size) {
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size);
+    }
+}
+
+/* Arguments given one pointer per parameter: copy each, zero the padding.
+ * Parameters in ascending order (all that the driver reports, in practice)
+ * go in one pass, each gap zeroed on the way. */
 static int copy_params(void **params, const enc_layout *L, unsigned char *args) {
+    uint32_t end = 0;
+    if (L->ascending) {
+        for (uint32_t i = 0; i < L->nparams; i++) {
+            uint32_t off = L->off[i], size = enc_layout_size(L, i);
+            if (!params[i]) return -1;
+            if (off > end) memset(args + end, 0, off - end);
+            copy_param(args + off, params[i], size);
+            end = off + size;
+        }
+        return 0;
+    }
     for (uint32_t i = 0; i < L->nparams; i++) {
         if (!params[i]) return -1;
         memcpy(args + L->off[i], params[i], enc_layout_size(L, i));
     }
-    uint32_t end = 0;
     for (uint32_t i = 0; i < L->nparams; i++) {
         if (L->off[i] > end) memset(args + end, 0, L->off[i] - end);
         end = L->off[i] + enc_layout_size(L, i);
