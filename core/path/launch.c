@@ -80,6 +80,13 @@ void enc_launch_legacy_order(enc_stream_state *st) {
     }
 }
 
+/* Only st itself holds, or nothing does (the usual case): no other stream to look at. */
+static inline void legacy_order(enc_stream_state *st) {
+    int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
+    if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return;
+    enc_launch_legacy_order(st);
+}
+
 /* ---- the ways a launch goes ---------------------------------------------------------
  * Each function below that takes a stream state is entered with st->mu held
  * and returns with it released. */
@@ -110,7 +117,10 @@ static uint64_t sample_take_ends(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    if (st->seq.n >= enc_sequence_limit(st)) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    uint32_t limit = enc_opt.hold_ramp ? enc_sequence_limit(st)
+                     : st->seq_cap     ? st->seq_cap
+                                       : (uint32_t)enc_opt.max_sequence;
+    if (st->seq.n >= limit) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
 /* The pending launch went to the driver (with result r) and is part of the
@@ -289,7 +299,7 @@ static CUresult pass_resting(enc_stream_state *st, const enc_launch *l) {
 /* The launch on st's stream: takes st->mu and releases it. */
 static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     if (enc_rest_take(st)) return pass_resting(st, l); /* no lock: nothing is open or held on a resting stream */
-    enc_launch_legacy_order(st);
+    legacy_order(st);
     pthread_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
