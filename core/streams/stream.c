@@ -251,7 +251,21 @@ int enc_stream_count(void) {
     return n;
 }
 
+static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create);
+
+/* The usual case first: an explicit stream, the last one this thread named
+ * (the cache's first way), its state set up. */
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
+    const tls_cache *c = &tcache[0];
+    if (__builtin_expect(c->key == (void *)s && s != NULL && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD, 1) &&
+        c->st && c->kind == ENC_STREAM_EXPLICIT && c->ctx == NULL &&
+        __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen &&
+        !__atomic_load_n(&c->st->needs_init, __ATOMIC_ACQUIRE))
+        return c->st;
+    return stream_for_slow(s, per_thread, create);
+}
+
+static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create) {
     int kind;
     if (s == NULL)
         kind = per_thread ? ENC_STREAM_PER_THREAD : ENC_STREAM_LEGACY;
