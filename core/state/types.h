@@ -108,7 +108,7 @@ typedef struct enc_seq {
     uint32_t n;
     unsigned char *arena;
     size_t arena_used, arena_cap;
-    uint64_t hash;  /* structure and arguments of recs[0..n) */
+    uint64_t hash;  /* structure and arguments of recs[0..n), at its end (record.c enc_record_hash) */
     uint64_t shash; /* their structure alone (learning for patching) */
     uint32_t nops;  /* of recs[0..n), stream operations (not kernel launches) */
     int poisoned;   /* contains a launch that cannot be re-issued */

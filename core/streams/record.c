@@ -188,16 +188,22 @@ int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
 }
 
 void enc_record_commit(enc_seq *seq) {
-    /* A poisoned sequence is never learnt: its hashes no longer matter (and
+    /* A poisoned sequence is never learnt: its counts no longer matter (and
      * its pending record may not have been written). */
-    if (!seq->poisoned) {
-        const enc_rec *r = &seq->recs[seq->n];
-        uint64_t pair[2] = {r->sfp, r->afp};
-        seq->hash = XXH3_64bits_withSeed(pair, sizeof pair, seq->hash);
-        seq->shash = shash_step(seq->shash, r->sfp);
-        seq->nops += (uint32_t)r->L->is_op;
-    }
+    if (!seq->poisoned) seq->nops += (uint32_t)seq->recs[seq->n].L->is_op;
     seq->n++;
+}
+
+void enc_record_hash(enc_seq *seq) {
+    uint64_t hash = 0, shash = 0;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const enc_rec *r = &seq->recs[i];
+        uint64_t pair[2] = {r->sfp, r->afp};
+        hash = XXH3_64bits_withSeed(pair, sizeof pair, hash);
+        shash = shash_step(shash, r->sfp);
+    }
+    seq->hash = hash;
+    seq->shash = shash;
 }
 
 void enc_record_reset(enc_seq *seq) {

@@ -127,6 +127,8 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     enc_release_at_sequence_end(st, why);
     if (!st->open) return;
     note_pace(st);
+    /* what learning reads of a sequence replayed exactly (none) or through a patched graph (hash) */
+    if (!st->seq.poisoned && (!st->seq.fully_replayed || st->seq.replayed_by_patch)) enc_record_hash(&st->seq);
     enc_learn_sequence(st);
     close_sequence(st);
 }
