@@ -251,7 +251,7 @@ int enc_stream_count(void) {
     return n;
 }
 
-static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create);
+static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create) __attribute__((noinline));
 
 /* The usual case first: an explicit stream, the last one this thread named
  * (the cache's first way), its state set up. */
