@@ -301,7 +301,7 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     if (enc_rest_take(st)) return pass_resting(st, l); /* no lock: nothing is open or held on a resting stream */
     legacy_order(st);
     pthread_mutex_lock(&st->mu);
-    enc_stream_join_side(st);
+    if (__builtin_expect(st->join_pending, 0)) enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(launch_elsewhere(st), 0)) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
@@ -385,7 +385,7 @@ CUresult enc_core_launch(const enc_launch *l) {
 static CUresult launch_guarded(const enc_launch *l) {
     if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
         return enc_core_launch_paused(l, call_real);
-    enc_stats_touch();
+    if (__builtin_expect(!__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED), 0)) enc_stats_touch();
     enc_tstats *t = enc_tstats_get();
     if (t) {
         __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
@@ -410,8 +410,9 @@ static CUresult launch_guarded(const enc_launch *l) {
         return r;
     }
     CUresult r = st ? launch_on(st, l) : pass_straight_through(l);
-    enc_core_note_result(r);
-    enc_core_act_on_requests(); /* no lock held here */
+    if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_note_result(r);
+    if (__builtin_expect(__atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED), 0))
+        enc_core_act_on_requests(); /* no lock held here */
     return r;
 }
 
