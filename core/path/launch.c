@@ -137,7 +137,7 @@ static CUresult done_issued(enc_stream_state *st, CUresult r, uint64_t t0) {
 /* The pending launch is held (and part of the sequence already). deferred_ns:
  * what recording and holding it cost, the unlock included, without the end
  * of the previous sequence it may have caused (released, replayed, learnt). */
-static CUresult done_held(enc_stream_state *st, uint64_t t0) {
+static inline __attribute__((always_inline)) CUresult done_held(enc_stream_state *st, uint64_t t0) {
     end_sequence_if_full(st);
     uint64_t ends_ns = t0 ? sample_take_ends(st) : 0;
     pthread_mutex_unlock(&st->mu);
