@@ -28,7 +28,7 @@ extern unsigned enc_func_attr_gen; /* bumped when the program changes a function
 const char *enc_launch_refusal(enc_stream_state *st, const enc_rec *r);
 /* The check's usual case inline, without a branch per limit: the device's limits read, the function's
  * read at the current generation, and the launch within all of them. Anything else: enc_launch_refusal. */
-static inline int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
+static inline __attribute__((always_inline)) int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
     const enc_dev_limits *d = st->limits;
     const enc_layout *L = r->L;
     if (__builtin_expect(d != NULL && !L->is_op, 1)) {
