@@ -187,13 +187,6 @@ int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
     return 0;
 }
 
-void enc_record_commit(enc_seq *seq) {
-    /* A poisoned sequence is never learnt: its counts no longer matter (and
-     * its pending record may not have been written). */
-    if (!seq->poisoned) seq->nops += (uint32_t)seq->recs[seq->n].L->is_op;
-    seq->n++;
-}
-
 void enc_record_hash(enc_seq *seq) {
     uint64_t hash = 0, shash = 0;
     for (uint32_t i = 0; i < seq->n; i++) {

@@ -47,8 +47,13 @@ int enc_record_init(enc_seq *seq, uint32_t max_launches); /* 0, or -1 out of mem
  * code if it cannot be recorded (nothing of it is kept), which enc_record_why names. */
 int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L);
 const char *enc_record_why(int code);
-/* The pending launch becomes part of the sequence. */
-void enc_record_commit(enc_seq *seq);
+/* The pending launch becomes part of the sequence. A poisoned sequence is
+ * never learnt: its counts no longer matter (and its pending record may not
+ * have been written). */
+static inline void enc_record_commit(enc_seq *seq) {
+    if (!seq->poisoned) seq->nops += (uint32_t)seq->recs[seq->n].L->is_op;
+    seq->n++;
+}
 /* The sequence's hashes (hash, shash) over recs[0..n), folded in order: computed when
  * learning reads them, at the sequence's end, not at every launch (a held sequence
  * replayed exactly never needs them). Only for a sequence that is not poisoned. */
