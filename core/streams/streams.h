@@ -15,6 +15,7 @@
 
 #include "base/enums.h"
 #include "core/state/stream_state.h"
+#include "policy/options.h"
 
 /* ---- stream.c: the stream-state table (its variables: core/state/gate.h) --------- */
 
@@ -74,10 +75,21 @@ void enc_record_attach_pending(enc_seq *seq, const enc_detached_rec *p);
 /* ---- sequence.c: a stream's open sequence: open, record, cut, end ---------------- */
 
 void enc_sequence_open(enc_stream_state *st);
+/* After enc_record_launch returned rc: a launch not recorded poisons the sequence (0); the first
+ * recorded launch after a flush point anchors; one half a longest sequence or more past the anchor
+ * that is the anchor again ends the sequence before it (since_anchor already counts it). */
+int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc);
 /* Open the sequence if needed and record l as its pending launch; when l is
  * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
- * 0 if not (the sequence is poisoned). */
-int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
+ * 0 if not (the sequence is poisoned). Inline: the usual launch, recorded and
+ * too close to the anchor to be it again, only counts. */
+static inline int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
+    if (!st->open) enc_sequence_open(st);
+    int rc = enc_record_launch(&st->seq, l, L);
+    if (__builtin_expect(rc == 0 && st->anchor_set, 1) && ++st->since_anchor < (uint32_t)enc_opt.max_sequence / 2)
+        return 1;
+    return enc_sequence_recorded(st, L, rc);
+}
 /* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
 /* The same, caused by the launch being recorded (full, or its anchor came again): timed. */
