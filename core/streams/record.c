@@ -39,8 +39,7 @@ int enc_record_init(enc_seq *seq, uint32_t max_launches) {
     return seq->recs && seq->arena ? 0 : -1;
 }
 
-static int arena_reserve(enc_seq *seq, size_t bytes) {
-    if (seq->arena_used + bytes <= seq->arena_cap) return 0;
+static __attribute__((noinline)) int arena_grow(enc_seq *seq, size_t bytes) {
     size_t cap = seq->arena_cap;
     while (cap < seq->arena_used + bytes) cap *= 2;
     unsigned char *a = realloc(seq->arena, cap); /* rare: amortised over the stream's life */
@@ -50,9 +49,13 @@ static int arena_reserve(enc_seq *seq, size_t bytes) {
     return 0;
 }
 
+static inline int arena_reserve(enc_seq *seq, size_t bytes) {
+    return seq->arena_used + bytes <= seq->arena_cap ? 0 : arena_grow(seq, bytes);
+}
+
 /* Copy the launch attributes, each value zero-padded, so that equal
  * attributes hash equally. -1 for those encore cannot re-issue. */
-static int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
+static __attribute__((noinline)) int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
     for (unsigned i = 0; i < cfg->numAttrs; i++) {
         const CUlaunchAttribute *a = &cfg->attrs[i];
         memset(&out[i], 0, sizeof out[i]);
@@ -119,7 +122,7 @@ static int copy_params(void **params, const enc_layout *L, unsigned char *args) 
  * is given and leaves the rest undefined, and NCCL passes only the part of its
  * 4 KB argument struct its kernel reads. The rest is recorded as zeros (the
  * re-issued launch passes whole parameters; the kernel reads none of them). */
-static int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
+static __attribute__((noinline)) int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
     const void *buf = NULL;
     size_t size = 0;
     for (void **e = extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
