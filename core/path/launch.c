@@ -312,7 +312,7 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
         return pass_resting(st, l);
     }
     if (st->sparse && !st->held) return count_and_pass_through(st, l);
-    const enc_layout *L = enc_layout_cached(l->f);
+    const enc_layout *L = enc_layout_remembered(st->layouts, l->f);
     if (!L) return issue_first_launch(st, l);
     if (!recordable(L, l)) return end_sequence_and_pass_through(st, l);
     return record_then_hold_or_issue(st, l, L);

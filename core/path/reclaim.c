@@ -16,7 +16,8 @@
  * read only with a stream state's mutex held (core/graphs/layout.h), so once the
  * retiring thread has taken every state's mutex after retiring them, no
  * launch still holds one, and none can find one again; the same pass drops
- * every graph and sequence that names one. No launch pays for this (no epoch
+ * every graph and sequence that names one, and what each stream remembers of
+ * layouts (core/graphs/layout.h enc_layout_remembered). No launch pays for this (no epoch
  * counter on the launch path); an unload waits at most for each stream's
  * current launch. Unloads go one at a time (the layout cache keeps two
  * buffers, and reuses the older one at the next retirement).
@@ -90,6 +91,7 @@ static int names_retired(const enc_stream_state *st) {
  * one are dropped, and its trie keeps no dead path. */
 static void let_go(enc_stream_state *st) {
     pthread_mutex_lock(&st->mu);
+    enc_layout_forget_remembered(st->layouts);
     int stale = names_retired(st);
     if (stale) st->seq.poisoned = 1;
     if (stale || st->held) enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
@@ -148,6 +150,7 @@ void enc_core_module_unload(void) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         pthread_mutex_lock(&st->mu);
+        enc_layout_forget_remembered(st->layouts);
         if (st->open) st->seq.poisoned = 1; /* nothing to learn: its context goes away */
         enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
         enc_store_forget(&st->store);

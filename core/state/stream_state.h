@@ -140,6 +140,7 @@ typedef struct enc_stream_state {
     uint32_t n_held_ev; /* atomic: read without the lock by enc_core_event_observe_all */
 
     enc_store store;
+    enc_layout_memo layouts[1 << ENC_LAYOUT_MEMO_BITS]; /* its launches' functions' layouts, remembered */
 } enc_stream_state;
 
 /* A sequence was learnt (learn.c); `recurring`: it (or its structure) had come before. Counted into the

@@ -84,6 +84,13 @@ typedef struct enc_layout {
 
 static inline uint32_t enc_layout_size(const enc_layout *L, uint32_t i) { return L->off[L->nparams + i]; }
 
+/* A function's layout as a stream remembers it (core/graphs/layout.h enc_layout_remembered). */
+#define ENC_LAYOUT_MEMO_BITS 2 /* functions remembered per stream: 4, one per hash of the function */
+typedef struct enc_layout_memo {
+    CUfunction f;
+    const enc_layout *L;
+} enc_layout_memo;
+
 /* A recorded launch; its argument bytes and attributes live in an arena. */
 typedef struct enc_rec {
     CUfunction f;
