@@ -74,9 +74,9 @@ void enc_launch_legacy_order(enc_stream_state *st) {
                            ? (okind != ENC_STREAM_EXPLICIT || __atomic_load_n(&o->blocking, __ATOMIC_RELAXED))
                            : okind == ENC_STREAM_LEGACY;
         if (!relevant) continue;
-        pthread_mutex_lock(&o->mu);
+        enc_mutex_lock(&o->mu);
         enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);
-        pthread_mutex_unlock(&o->mu);
+        enc_mutex_unlock(&o->mu);
     }
 }
 
@@ -130,7 +130,7 @@ static CUresult done_issued(enc_stream_state *st, CUresult r, uint64_t t0) {
     if (r != CUDA_SUCCESS) st->seq.poisoned = 1; /* never capture a sequence that failed */
     end_sequence_if_full(st);
     if (t0) sample_take_ends(st);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return r;
 }
 
@@ -140,7 +140,7 @@ static CUresult done_issued(enc_stream_state *st, CUresult r, uint64_t t0) {
 static inline __attribute__((always_inline)) CUresult done_held(enc_stream_state *st, uint64_t t0) {
     end_sequence_if_full(st);
     uint64_t ends_ns = t0 ? sample_take_ends(st) : 0;
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     if (t0) {
         ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0 - ends_ns);
         ENC_TSTAT_ADD(deferred_samples, 1);
@@ -164,9 +164,9 @@ static void order_without_state(CUstream stream, int per_thread, enum enc_flush_
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->held, __ATOMIC_RELAXED)) continue;
-        pthread_mutex_lock(&o->mu);
+        enc_mutex_lock(&o->mu);
         if (o->kind == ENC_STREAM_LEGACY) enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);
-        pthread_mutex_unlock(&o->mu);
+        enc_mutex_unlock(&o->mu);
     }
 }
 
@@ -181,7 +181,7 @@ static CUresult pass_straight_through(const enc_launch *l) {
  * sequence ends, and the launch goes out after it, in order. */
 static CUresult end_sequence_and_pass_through(enc_stream_state *st, const enc_launch *l) {
     enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return issue_now(l, ENC_EAGER_OPAQUE);
 }
 
@@ -203,7 +203,7 @@ static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
     const enc_layout *L = r == CUDA_SUCCESS ? enc_layout_for(l->f) : NULL;
     if (!recordable(L, l)) {
         enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
         return r;
     }
     st->sample_clock++; /* counted, never timed: it was not deferred */
@@ -300,7 +300,7 @@ static CUresult pass_resting(enc_stream_state *st, const enc_launch *l) {
 static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     if (enc_rest_take(st)) return pass_resting(st, l); /* no lock: nothing is open or held on a resting stream */
     legacy_order(st);
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     if (__builtin_expect(st->join_pending, 0)) enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(launch_elsewhere(st), 0)) return end_sequence_and_pass_through(st, l);
@@ -308,7 +308,7 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
         enc_stream_check_attrs(st);
     if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
     if (enc_rest_note_work(st, 1)) {
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
         return pass_resting(st, l);
     }
     if (st->sparse && !st->held) return count_and_pass_through(st, l);
@@ -437,10 +437,10 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
         return;
     }
     enc_launch_legacy_order(st);
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     enc_sequence_end(st, why);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 void enc_core_program_graph(CUstream stream, int per_thread) {
@@ -448,9 +448,9 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
     ENC_TSTAT_ADD(program_graph_launches, 1);
     enc_stream_state *st = enc_opt.hold_rule ? enc_stream_for(stream, per_thread, 0) : NULL;
     if (!st || __atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) > 0) return; /* resting: no lock */
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_rest_program_graph(st);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
@@ -461,9 +461,9 @@ void enc_core_flush_all(enum enc_flush_reason why) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED)) continue;
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         enc_sequence_end(st, why);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
     /* The call may order work after this thread's per-thread streams (a
      * blocking copy or memset runs on it): after what was released elsewhere too. */

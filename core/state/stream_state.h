@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/mutex.h"
 #include "core/observe/stats.h"
 #include "core/state/types.h"
 
@@ -62,7 +63,7 @@ enum enc_stream_kind { ENC_STREAM_EXPLICIT = 0, ENC_STREAM_LEGACY = 1, ENC_STREA
 /* One stream of the program, as encore follows it. Fields below `mu` are
  * guarded by it, except those marked atomic. */
 typedef struct enc_stream_state {
-    pthread_mutex_t mu;
+    enc_mutex mu;    /* base/mutex.h */
     int kind;        /* enum enc_stream_kind */
     CUstream handle; /* the program's handle (explicit streams) */
     CUcontext ctx;
