@@ -217,7 +217,7 @@ int enc_launch_start_holding(enc_stream_state *st) {
     if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse ||
         __atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED))
         return 0;
-    uint32_t c = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
+    uint32_t c = enc_store_step(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
     if (c == ENC_NO_NODE || !enc_hold_admits(st, c) || !enc_launch_valid(st, &st->seq.recs[0]) ||
         (st->kind == ENC_STREAM_PER_THREAD && !enc_stream_hold_ok(st)))
         return 0;
@@ -236,7 +236,7 @@ int enc_launch_start_holding(enc_stream_state *st) {
  * returns the driver's error, in order); else release them and issue it. */
 static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, const enc_layout *L, int recorded,
                                  uint64_t t0) {
-    uint32_t c = recorded ? enc_store_child(&st->store, st->node, st->seq.recs[st->seq.n].sfp) : ENC_NO_NODE;
+    uint32_t c = recorded ? enc_store_step(&st->store, st->node, st->seq.recs[st->seq.n].sfp) : ENC_NO_NODE;
     if (c != ENC_NO_NODE && enc_launch_valid(st, &st->seq.recs[st->seq.n])) {
         st->node = c;
         enc_record_commit(&st->seq);

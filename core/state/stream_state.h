@@ -21,8 +21,9 @@ typedef struct enc_trie_node {
     uint64_t sfp;
     CUfunction f; /* what the launch leading here looked like, for divergence reports */
     unsigned grid[3], block[3], smem;
-    enc_graph *graphs; /* graphs whose sequence ends here */
-    uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
+    uint32_t last_child; /* the child a held walk last took from here, tried first (store.h); 0: none */
+    enc_graph *graphs;   /* graphs whose sequence ends here */
+    uint32_t refs;       /* graphs whose sequence passes through or ends here; 0: a dead node */
     /* hold.c: the hold rule at the root's children (where holds start): the last holds, and sequences to begin
      * here eagerly before trying again (hold_skip); the capture rule where graphs end (cap_*). */
     uint32_t hold_skip;
