@@ -296,24 +296,6 @@ CUresult enc_hook_post_op(int entry, CUstream stream, int per_thread, CUresult r
     return enc_hook_post(entry, stream, per_thread, result);
 }
 
-CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
-                            unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
-                            CUstream stream, void **params, void **extra) {
-    (void)entry;
-    enc_launch l = {.shape = ENC_SHAPE_LK,
-                    .per_thread = per_thread,
-                    .real = real,
-                    .f = f,
-                    .grid = {gx, gy, gz},
-                    .block = {bx, by, bz},
-                    .smem = smem,
-                    .stream = stream,
-                    .params = params,
-                    .extra = extra,
-                    .config = NULL};
-    return enc_core_launch(&l);
-}
-
 int enc_hook_launch_rests_ex(const CUlaunchConfig *config) {
     if (!config) return 0;
     for (unsigned i = 0; i < config->numAttrs; i++) /* a launch that records an event: the full path */

@@ -98,9 +98,26 @@ CUresult enc_hook_post_op(int entry, CUstream stream, int per_thread, CUresult r
 /* Before a call that names event ev (cheap when nothing holds an event). */
 void enc_hook_event(CUevent ev);
 
-CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx, unsigned int gy,
-                            unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
-                            CUstream stream, void **params, void **extra);
+/* Inline: the wrapper builds the launch in place and calls the engine once, instead of
+ * handing fourteen arguments (most on the stack) to a function that copies them. */
+static inline CUresult enc_hook_launch_lk(int entry, int per_thread, void *real, CUfunction f, unsigned int gx,
+                                          unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                                          unsigned int bz, unsigned int smem, CUstream stream, void **params,
+                                          void **extra) {
+    (void)entry;
+    enc_launch l = {.shape = ENC_SHAPE_LK,
+                    .per_thread = per_thread,
+                    .real = real,
+                    .f = f,
+                    .grid = {gx, gy, gz},
+                    .block = {bx, by, bz},
+                    .smem = smem,
+                    .stream = stream,
+                    .params = params,
+                    .extra = extra,
+                    .config = NULL};
+    return enc_core_launch(&l);
+}
 CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunchConfig *config, CUfunction f,
                             void **params, void **extra);
 

@@ -71,13 +71,13 @@ void enc_stream_join_own_sides(void) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->join_pending, __ATOMIC_RELAXED)) continue;
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         if (st->kind == ENC_STREAM_PER_THREAD && st->owner == me && st->join_pending) {
             int pushed = enc_stream_enter_ctx(st); /* CU_STREAM_PER_THREAD names the current context's */
             enc_stream_join_side(st);
             enc_stream_leave_ctx(pushed);
         }
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
 }
 

@@ -108,8 +108,10 @@ static enc_layout *build_layout(CUfunction f) {
         L->nparams = n;
         L->ok = ok;
         L->is_kernel = kernel;
+        L->ascending = 1;
         for (uint32_t i = 0; i < n; i++) {
             if (offs[i] + sizes[i] > ENC_MAX_ARG_BYTES) L->ok = 0;
+            if (i && offs[i] < offs[i - 1] + sizes[i - 1]) L->ascending = 0;
             L->off[i] = (uint32_t)offs[i];
             L->off[n + i] = (uint32_t)sizes[i];
             if (offs[i] + sizes[i] > L->argbytes) L->argbytes = (uint32_t)(offs[i] + sizes[i]);

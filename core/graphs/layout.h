@@ -10,7 +10,24 @@
  * held (or the cache's own lock): that is what lets a retired layout be freed
  * once every state's mutex has been taken after its retirement (reclaim.c). */
 const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
-const enc_layout *enc_layout_for(CUfunction f);    /* looks it up (driver calls) if needed */
+/* enc_layout_cached, remembered per function in m (a stream's, read and written with its
+ * mutex held): a function's layout changes only when it is retired, and whoever retires
+ * layouts forgets what every stream remembers (enc_layout_forget_remembered) when it takes
+ * each state's mutex after retiring them, before freeing them. */
+static inline const enc_layout *enc_layout_remembered(enc_layout_memo *m, CUfunction f) {
+    enc_layout_memo *e = &m[((uintptr_t)f * ENC_GOLDEN_64) >> (64 - ENC_LAYOUT_MEMO_BITS)];
+    if (e->f == f) return e->L;
+    const enc_layout *L = enc_layout_cached(f);
+    if (L) {
+        e->f = f;
+        e->L = L;
+    }
+    return L;
+}
+static inline void enc_layout_forget_remembered(enc_layout_memo *m) {
+    for (int i = 0; i < 1 << ENC_LAYOUT_MEMO_BITS; i++) m[i] = (enc_layout_memo){NULL, NULL};
+}
+const enc_layout *enc_layout_for(CUfunction f); /* looks it up (driver calls) if needed */
 /* Take the layouts `pick` chooses out of the cache: they are marked retired
  * and returned as a list (linked by retired_next), NULL if none. Launches may
  * still hold them: free them (enc_layouts_free) only after every stream

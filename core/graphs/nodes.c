@@ -251,9 +251,9 @@ void enc_nodes_unname(CUevent ev) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->store.ngraphs_ev, __ATOMIC_RELAXED)) continue; /* most stores: no lock taken */
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         enc_store_unname_event(&st->store, ev);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
 }
 

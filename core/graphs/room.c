@@ -24,13 +24,13 @@ static enc_stream_state *lru_owner(enc_stream_state *self) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->store.ngraphs, __ATOMIC_RELAXED)) continue;
-        if (o != self && pthread_mutex_trylock(&o->mu) != 0) continue;
+        if (o != self && enc_mutex_trylock(&o->mu) != 0) continue;
         const enc_graph *g = enc_store_lru(&o->store);
         if (g && g->last_used < best_used) {
             best_used = g->last_used;
             best = o;
         }
-        if (o != self) pthread_mutex_unlock(&o->mu);
+        if (o != self) enc_mutex_unlock(&o->mu);
     }
     return best;
 }
@@ -38,10 +38,10 @@ static enc_stream_state *lru_owner(enc_stream_state *self) {
 /* Evict the process's least recently used graph; 0 if none could be. */
 static int evict_one(enc_stream_state *self) {
     enc_stream_state *o = lru_owner(self);
-    if (!o || (o != self && pthread_mutex_trylock(&o->mu) != 0)) return 0;
+    if (!o || (o != self && enc_mutex_trylock(&o->mu) != 0)) return 0;
     enc_store_evict_lru(&o->store); /* its least recently used one, again: it may have been used since */
     if (!o->held) enc_store_compact(&o->store, 0);
-    if (o != self) pthread_mutex_unlock(&o->mu);
+    if (o != self) enc_mutex_unlock(&o->mu);
     return 1;
 }
 

@@ -25,6 +25,16 @@ static inline uint32_t enc_store_child(const enc_store *s, uint32_t parent, uint
         if (s->nodes[id].parent == parent && s->nodes[id].sfp == sfp) return id;
     }
 }
+/* enc_store_child for a held walk, which repeats: the child last taken from `parent` is tried
+ * first. It is the answer when it has that parent and structure (a node's (parent, sfp) is
+ * unique), whatever was rebuilt since; else the table is asked and the answer remembered. */
+static inline uint32_t enc_store_step(enc_store *s, uint32_t parent, uint64_t sfp) {
+    uint32_t h = s->nodes[parent].last_child;
+    if (h && h < s->nnodes && s->nodes[h].parent == parent && s->nodes[h].sfp == sfp) return h;
+    uint32_t c = enc_store_child(s, parent, sfp);
+    if (c != ENC_NO_NODE) s->nodes[parent].last_child = c;
+    return c;
+}
 /* Walk (creating) the path for recs[0..n); returns the end node, or ENC_NO_NODE out of memory. */
 uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n);
 /* Hang g at its trie node (g->node) and count it. */

@@ -29,9 +29,9 @@ static void release_if_late(enc_stream_state *st, uint64_t now, uint64_t deadlin
     if (!__atomic_load_n(&st->held, __ATOMIC_RELAXED)) return;
     /* not late yet: leave the mutex alone (a trylock takes its cache line from the launching thread) */
     if (now - __atomic_load_n(&st->held_since, __ATOMIC_RELAXED) < deadline_ns) return;
-    if (pthread_mutex_trylock(&st->mu) != 0) return;
+    if (enc_mutex_trylock(&st->mu) != 0) return;
     if (st->held && now - st->held_since >= deadline_ns) enc_release_at_flush_point(st, ENC_FLUSH_DEADLINE);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 static void *deadline_main(void *arg) {

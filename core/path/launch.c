@@ -74,10 +74,17 @@ void enc_launch_legacy_order(enc_stream_state *st) {
                            ? (okind != ENC_STREAM_EXPLICIT || __atomic_load_n(&o->blocking, __ATOMIC_RELAXED))
                            : okind == ENC_STREAM_LEGACY;
         if (!relevant) continue;
-        pthread_mutex_lock(&o->mu);
+        enc_mutex_lock(&o->mu);
         enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);
-        pthread_mutex_unlock(&o->mu);
+        enc_mutex_unlock(&o->mu);
     }
+}
+
+/* Only st itself holds, or nothing does (the usual case): no other stream to look at. */
+static inline void legacy_order(enc_stream_state *st) {
+    int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
+    if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return;
+    enc_launch_legacy_order(st);
 }
 
 /* ---- the ways a launch goes ---------------------------------------------------------
@@ -110,7 +117,10 @@ static uint64_t sample_take_ends(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    if (st->seq.n >= enc_sequence_limit(st)) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    uint32_t limit = enc_opt.hold_ramp ? enc_sequence_limit(st)
+                     : st->seq_cap     ? st->seq_cap
+                                       : (uint32_t)enc_opt.max_sequence;
+    if (st->seq.n >= limit) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
 /* The pending launch went to the driver (with result r) and is part of the
@@ -120,17 +130,17 @@ static CUresult done_issued(enc_stream_state *st, CUresult r, uint64_t t0) {
     if (r != CUDA_SUCCESS) st->seq.poisoned = 1; /* never capture a sequence that failed */
     end_sequence_if_full(st);
     if (t0) sample_take_ends(st);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return r;
 }
 
 /* The pending launch is held (and part of the sequence already). deferred_ns:
  * what recording and holding it cost, the unlock included, without the end
  * of the previous sequence it may have caused (released, replayed, learnt). */
-static CUresult done_held(enc_stream_state *st, uint64_t t0) {
+static inline __attribute__((always_inline)) CUresult done_held(enc_stream_state *st, uint64_t t0) {
     end_sequence_if_full(st);
     uint64_t ends_ns = t0 ? sample_take_ends(st) : 0;
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     if (t0) {
         ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0 - ends_ns);
         ENC_TSTAT_ADD(deferred_samples, 1);
@@ -154,9 +164,9 @@ static void order_without_state(CUstream stream, int per_thread, enum enc_flush_
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->held, __ATOMIC_RELAXED)) continue;
-        pthread_mutex_lock(&o->mu);
+        enc_mutex_lock(&o->mu);
         if (o->kind == ENC_STREAM_LEGACY) enc_release_at_flush_point(o, ENC_FLUSH_LEGACY_ORDER);
-        pthread_mutex_unlock(&o->mu);
+        enc_mutex_unlock(&o->mu);
     }
 }
 
@@ -171,7 +181,7 @@ static CUresult pass_straight_through(const enc_launch *l) {
  * sequence ends, and the launch goes out after it, in order. */
 static CUresult end_sequence_and_pass_through(enc_stream_state *st, const enc_launch *l) {
     enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return issue_now(l, ENC_EAGER_OPAQUE);
 }
 
@@ -193,7 +203,7 @@ static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
     const enc_layout *L = r == CUDA_SUCCESS ? enc_layout_for(l->f) : NULL;
     if (!recordable(L, l)) {
         enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
         return r;
     }
     st->sample_clock++; /* counted, never timed: it was not deferred */
@@ -207,7 +217,7 @@ int enc_launch_start_holding(enc_stream_state *st) {
     if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse ||
         __atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED))
         return 0;
-    uint32_t c = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
+    uint32_t c = enc_store_step(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
     if (c == ENC_NO_NODE || !enc_hold_admits(st, c) || !enc_launch_valid(st, &st->seq.recs[0]) ||
         (st->kind == ENC_STREAM_PER_THREAD && !enc_stream_hold_ok(st)))
         return 0;
@@ -226,7 +236,7 @@ int enc_launch_start_holding(enc_stream_state *st) {
  * returns the driver's error, in order); else release them and issue it. */
 static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, const enc_layout *L, int recorded,
                                  uint64_t t0) {
-    uint32_t c = recorded ? enc_store_child(&st->store, st->node, st->seq.recs[st->seq.n].sfp) : ENC_NO_NODE;
+    uint32_t c = recorded ? enc_store_step(&st->store, st->node, st->seq.recs[st->seq.n].sfp) : ENC_NO_NODE;
     if (c != ENC_NO_NODE && enc_launch_valid(st, &st->seq.recs[st->seq.n])) {
         st->node = c;
         enc_record_commit(&st->seq);
@@ -289,20 +299,20 @@ static CUresult pass_resting(enc_stream_state *st, const enc_launch *l) {
 /* The launch on st's stream: takes st->mu and releases it. */
 static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     if (enc_rest_take(st)) return pass_resting(st, l); /* no lock: nothing is open or held on a resting stream */
-    enc_launch_legacy_order(st);
-    pthread_mutex_lock(&st->mu);
-    enc_stream_join_side(st);
+    legacy_order(st);
+    enc_mutex_lock(&st->mu);
+    if (__builtin_expect(st->join_pending, 0)) enc_stream_join_side(st);
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(launch_elsewhere(st), 0)) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
     if (enc_rest_note_work(st, 1)) {
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
         return pass_resting(st, l);
     }
     if (st->sparse && !st->held) return count_and_pass_through(st, l);
-    const enc_layout *L = enc_layout_cached(l->f);
+    const enc_layout *L = enc_layout_remembered(st->layouts, l->f);
     if (!L) return issue_first_launch(st, l);
     if (!recordable(L, l)) return end_sequence_and_pass_through(st, l);
     return record_then_hold_or_issue(st, l, L);
@@ -375,7 +385,7 @@ CUresult enc_core_launch(const enc_launch *l) {
 static CUresult launch_guarded(const enc_launch *l) {
     if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
         return enc_core_launch_paused(l, call_real);
-    enc_stats_touch();
+    if (__builtin_expect(!__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED), 0)) enc_stats_touch();
     enc_tstats *t = enc_tstats_get();
     if (t) {
         __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
@@ -400,8 +410,9 @@ static CUresult launch_guarded(const enc_launch *l) {
         return r;
     }
     CUresult r = st ? launch_on(st, l) : pass_straight_through(l);
-    enc_core_note_result(r);
-    enc_core_act_on_requests(); /* no lock held here */
+    if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_note_result(r);
+    if (__builtin_expect(__atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED), 0))
+        enc_core_act_on_requests(); /* no lock held here */
     return r;
 }
 
@@ -426,10 +437,10 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
         return;
     }
     enc_launch_legacy_order(st);
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     enc_sequence_end(st, why);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 void enc_core_program_graph(CUstream stream, int per_thread) {
@@ -437,9 +448,9 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
     ENC_TSTAT_ADD(program_graph_launches, 1);
     enc_stream_state *st = enc_opt.hold_rule ? enc_stream_for(stream, per_thread, 0) : NULL;
     if (!st || __atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) > 0) return; /* resting: no lock */
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_rest_program_graph(st);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
@@ -450,9 +461,9 @@ void enc_core_flush_all(enum enc_flush_reason why) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED)) continue;
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         enc_sequence_end(st, why);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
     /* The call may order work after this thread's per-thread streams (a
      * blocking copy or memset runs on it): after what was released elsewhere too. */

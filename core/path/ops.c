@@ -54,9 +54,9 @@ static int holdable(const enc_op *op, const enc_stream_state *st) {
 
 /* Issue what `o` holds (its sequence ends: the observer is a flush point of it). */
 static void flush_holder(enc_stream_state *o, CUevent ev, int wait) {
-    pthread_mutex_lock(&o->mu);
+    enc_mutex_lock(&o->mu);
     if (enc_evtab_holder(ev, wait) == o) enc_sequence_end(o, ENC_FLUSH_STREAM_CALL);
-    pthread_mutex_unlock(&o->mu);
+    enc_mutex_unlock(&o->mu);
 }
 
 void enc_core_event_observe(CUevent ev) {
@@ -78,9 +78,9 @@ void enc_core_event_observe_all(void) {
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->n_held_ev, __ATOMIC_RELAXED)) continue; /* no lock taken */
-        pthread_mutex_lock(&o->mu);
+        enc_mutex_lock(&o->mu);
         if (o->n_held_ev) enc_sequence_end(o, ENC_FLUSH_STREAM_CALL);
-        pthread_mutex_unlock(&o->mu);
+        enc_mutex_unlock(&o->mu);
     }
 }
 
@@ -147,17 +147,17 @@ int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
     if (is_event_op(op->kind)) order_event(op, st);
     if (!st || !holdable(op, st)) return 0;
     enc_launch_legacy_order(st);
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_stream_join_side(st);
     int r = take(st, op);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return r;
 }
 
 void enc_core_op_failed(CUstream stream, int per_thread) {
     enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
     if (!st) return;
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     st->seq.poisoned = 1; /* never capture a sequence that failed */
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }

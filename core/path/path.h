@@ -26,7 +26,26 @@ extern unsigned enc_func_attr_gen; /* bumped when the program changes a function
 /* Why the driver might refuse launch r on st's stream now (its function's and device's limits,
  * or they cannot be read), or NULL: a refused launch is issued eagerly, after what is held. */
 const char *enc_launch_refusal(enc_stream_state *st, const enc_rec *r);
-static inline int enc_launch_valid(enc_stream_state *st, const enc_rec *r) { return !enc_launch_refusal(st, r); }
+/* The check's usual case inline: the device's limits read, the function's read at the
+ * current generation, and the launch within all of them. Anything else: enc_launch_refusal. */
+static inline __attribute__((always_inline)) int enc_launch_valid(enc_stream_state *st, const enc_rec *r) {
+    const enc_dev_limits *d = st->limits;
+    const enc_layout *L = r->L;
+    if (__builtin_expect(d != NULL && !L->is_op, 1)) {
+        /* 0 wraps to UINT_MAX: a zero dimension fails too */
+        uint64_t threads = (uint64_t)r->block[0] * r->block[1] * r->block[2];
+        if (r->grid[0] - 1u < d->max_grid[0] && r->grid[1] - 1u < d->max_grid[1] && r->grid[2] - 1u < d->max_grid[2] &&
+            r->block[0] - 1u < d->max_block[0] && r->block[1] - 1u < d->max_block[1] &&
+            r->block[2] - 1u < d->max_block[2] && threads <= d->max_threads &&
+            !__atomic_load_n(&L->untrusted, __ATOMIC_RELAXED) &&
+            __atomic_load_n(&L->lim_gen, __ATOMIC_ACQUIRE) == __atomic_load_n(&enc_func_attr_gen, __ATOMIC_ACQUIRE) &&
+            (!L->is_kernel || __atomic_load_n(&L->lim_dev, __ATOMIC_RELAXED) == (int)d->dev) &&
+            threads <= (uint64_t)__atomic_load_n(&L->max_threads, __ATOMIC_RELAXED) &&
+            r->smem <= (unsigned)__atomic_load_n(&L->max_dyn_smem, __ATOMIC_RELAXED))
+            return 1;
+    }
+    return !enc_launch_refusal(st, r);
+}
 
 /* ---- launch.c: the launch path, flush points, lifecycle events ------------------ */
 

@@ -16,7 +16,8 @@
  * read only with a stream state's mutex held (core/graphs/layout.h), so once the
  * retiring thread has taken every state's mutex after retiring them, no
  * launch still holds one, and none can find one again; the same pass drops
- * every graph and sequence that names one. No launch pays for this (no epoch
+ * every graph and sequence that names one, and what each stream remembers of
+ * layouts (core/graphs/layout.h enc_layout_remembered). No launch pays for this (no epoch
  * counter on the launch path); an unload waits at most for each stream's
  * current launch. Unloads go one at a time (the layout cache keeps two
  * buffers, and reuses the older one at the next retirement).
@@ -61,13 +62,13 @@ int enc_core_out_of_memory(void) {
         int n = enc_stream_count();
         for (int i = 0; i < n; i++) {
             enc_stream_state *st = enc_states[i];
-            pthread_mutex_lock(&st->mu);
+            enc_mutex_lock(&st->mu);
             if (st->store.ngraphs && st->held) enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
             if (enc_store_evict_all(&st->store)) {
                 enc_store_compact(&st->store, 1);
                 freed = 1;
             }
-            pthread_mutex_unlock(&st->mu);
+            enc_mutex_unlock(&st->mu);
         }
     }
     if (freed) enc_stats_oom_retry();
@@ -89,13 +90,14 @@ static int names_retired(const enc_stream_state *st) {
  * still loaded), a sequence naming one is never learnt, its graphs naming
  * one are dropped, and its trie keeps no dead path. */
 static void let_go(enc_stream_state *st) {
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
+    enc_layout_forget_remembered(st->layouts);
     int stale = names_retired(st);
     if (stale) st->seq.poisoned = 1;
     if (stale || st->held) enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
     enc_store_drop_retired(&st->store);
     enc_store_compact(&st->store, 1);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 /* Retire the layouts `pick` chooses, make every state let go of them, free them. */
@@ -147,12 +149,13 @@ void enc_core_module_unload(void) {
     int n = enc_stream_count();
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
+        enc_layout_forget_remembered(st->layouts);
         if (st->open) st->seq.poisoned = 1; /* nothing to learn: its context goes away */
         enc_sequence_end(st, ENC_FLUSH_ALL_CALL);
         enc_store_forget(&st->store);
         __atomic_store_n(&st->needs_init, 1, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
     enc_layouts_free(retired);
     pthread_mutex_unlock(&unload_mu);

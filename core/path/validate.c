@@ -191,9 +191,9 @@ static void after_change(CUresult r) {
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         enc_store_drop_graphs_of(&st->store, stamp);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
     if (!changing.handle || (!changing.cache && !checked_or_preference(changing.attrib))) {
         const enc_layout *L = changing.handle ? enc_layout_cached((CUfunction)changing.handle) : NULL;

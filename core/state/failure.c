@@ -90,13 +90,13 @@ void enc_pending_err_orphan(enc_stream_state *st) {
 
 CUresult enc_pending_err_take(enc_stream_state *st) {
     if (__atomic_load_n(&st->pending_err, __ATOMIC_RELAXED) == CUDA_SUCCESS) return CUDA_SUCCESS;
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     CUresult r = __atomic_load_n(&st->pending_err, __ATOMIC_RELAXED);
     if (r != CUDA_SUCCESS) {
         __atomic_store_n(&st->pending_err, CUDA_SUCCESS, __ATOMIC_RELAXED);
         __atomic_fetch_sub(&enc_n_pending_err, 1, __ATOMIC_RELAXED);
     }
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return r;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/mutex.h"
 #include "core/observe/stats.h"
 #include "core/state/types.h"
 
@@ -20,8 +21,9 @@ typedef struct enc_trie_node {
     uint64_t sfp;
     CUfunction f; /* what the launch leading here looked like, for divergence reports */
     unsigned grid[3], block[3], smem;
-    enc_graph *graphs; /* graphs whose sequence ends here */
-    uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
+    uint32_t last_child; /* the child a held walk last took from here, tried first (store.h); 0: none */
+    enc_graph *graphs;   /* graphs whose sequence ends here */
+    uint32_t refs;       /* graphs whose sequence passes through or ends here; 0: a dead node */
     /* hold.c: the hold rule at the root's children (where holds start): the last holds, and sequences to begin
      * here eagerly before trying again (hold_skip); the capture rule where graphs end (cap_*). */
     uint32_t hold_skip;
@@ -62,7 +64,7 @@ enum enc_stream_kind { ENC_STREAM_EXPLICIT = 0, ENC_STREAM_LEGACY = 1, ENC_STREA
 /* One stream of the program, as encore follows it. Fields below `mu` are
  * guarded by it, except those marked atomic. */
 typedef struct enc_stream_state {
-    pthread_mutex_t mu;
+    enc_mutex mu;    /* base/mutex.h */
     int kind;        /* enum enc_stream_kind */
     CUstream handle; /* the program's handle (explicit streams) */
     CUcontext ctx;
@@ -140,6 +142,7 @@ typedef struct enc_stream_state {
     uint32_t n_held_ev; /* atomic: read without the lock by enc_core_event_observe_all */
 
     enc_store store;
+    enc_layout_memo layouts[1 << ENC_LAYOUT_MEMO_BITS]; /* its launches' functions' layouts, remembered */
 } enc_stream_state;
 
 /* A sequence was learnt (learn.c); `recurring`: it (or its structure) had come before. Counted into the

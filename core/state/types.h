@@ -77,11 +77,19 @@ typedef struct enc_layout {
     int is_op;             /* a stream operation's stand-in (core/graphs/nodes.c): no function, never validated */
     int untrusted;         /* an attribute validation does not know changed since its first launch: never held */
     unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
+    int ascending;         /* each parameter's offset past the previous one's end: copied in one pass (record.c) */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;
 
 static inline uint32_t enc_layout_size(const enc_layout *L, uint32_t i) { return L->off[L->nparams + i]; }
+
+/* A function's layout as a stream remembers it (core/graphs/layout.h enc_layout_remembered). */
+#define ENC_LAYOUT_MEMO_BITS 2 /* functions remembered per stream: 4, one per hash of the function */
+typedef struct enc_layout_memo {
+    CUfunction f;
+    const enc_layout *L;
+} enc_layout_memo;
 
 /* A recorded launch; its argument bytes and attributes live in an arena. */
 typedef struct enc_rec {
@@ -107,7 +115,7 @@ typedef struct enc_seq {
     uint32_t n;
     unsigned char *arena;
     size_t arena_used, arena_cap;
-    uint64_t hash;  /* structure and arguments of recs[0..n) */
+    uint64_t hash;  /* structure and arguments of recs[0..n), at its end (record.c enc_record_hash) */
     uint64_t shash; /* their structure alone (learning for patching) */
     uint32_t nops;  /* of recs[0..n), stream operations (not kernel launches) */
     int poisoned;   /* contains a launch that cannot be re-issued */

@@ -39,8 +39,7 @@ int enc_record_init(enc_seq *seq, uint32_t max_launches) {
     return seq->recs && seq->arena ? 0 : -1;
 }
 
-static int arena_reserve(enc_seq *seq, size_t bytes) {
-    if (seq->arena_used + bytes <= seq->arena_cap) return 0;
+static __attribute__((noinline)) int arena_grow(enc_seq *seq, size_t bytes) {
     size_t cap = seq->arena_cap;
     while (cap < seq->arena_used + bytes) cap *= 2;
     unsigned char *a = realloc(seq->arena, cap); /* rare: amortised over the stream's life */
@@ -50,9 +49,13 @@ static int arena_reserve(enc_seq *seq, size_t bytes) {
     return 0;
 }
 
+static inline int arena_reserve(enc_seq *seq, size_t bytes) {
+    return seq->arena_used + bytes <= seq->arena_cap ? 0 : arena_grow(seq, bytes);
+}
+
 /* Copy the launch attributes, each value zero-padded, so that equal
  * attributes hash equally. -1 for those encore cannot re-issue. */
-static int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
+static __attribute__((noinline)) int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
     for (unsigned i = 0; i < cfg->numAttrs; i++) {
         const CUlaunchAttribute *a = &cfg->attrs[i];
         memset(&out[i], 0, sizeof out[i]);
@@ -78,13 +81,35 @@ static int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
     return 0;
 }
 
-/* Arguments given one pointer per parameter: copy each, zero the padding. */
+/* One parameter's bytes: the common sizes as plain moves, not a call. */
+static inline void copy_param(unsigned char *dst, const void *src, uint32_t size) {
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size);
+    }
+}
+
+/* Arguments given one pointer per parameter: copy each, zero the padding.
+ * Parameters in ascending order (all that the driver reports, in practice)
+ * go in one pass, each gap zeroed on the way. */
 static int copy_params(void **params, const enc_layout *L, unsigned char *args) {
+    uint32_t end = 0;
+    if (L->ascending) {
+        for (uint32_t i = 0; i < L->nparams; i++) {
+            uint32_t off = L->off[i], size = enc_layout_size(L, i);
+            if (!params[i]) return -1;
+            if (off > end) memset(args + end, 0, off - end);
+            copy_param(args + off, params[i], size);
+            end = off + size;
+        }
+        return 0;
+    }
     for (uint32_t i = 0; i < L->nparams; i++) {
         if (!params[i]) return -1;
         memcpy(args + L->off[i], params[i], enc_layout_size(L, i));
     }
-    uint32_t end = 0;
     for (uint32_t i = 0; i < L->nparams; i++) {
         if (L->off[i] > end) memset(args + end, 0, L->off[i] - end);
         end = L->off[i] + enc_layout_size(L, i);
@@ -97,7 +122,7 @@ static int copy_params(void **params, const enc_layout *L, unsigned char *args) 
  * is given and leaves the rest undefined, and NCCL passes only the part of its
  * 4 KB argument struct its kernel reads. The rest is recorded as zeros (the
  * re-issued launch passes whole parameters; the kernel reads none of them). */
-static int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
+static __attribute__((noinline)) int copy_extra(void **extra, const enc_layout *L, unsigned char *args) {
     const void *buf = NULL;
     size_t size = 0;
     for (void **e = extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
@@ -165,17 +190,16 @@ int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
     return 0;
 }
 
-void enc_record_commit(enc_seq *seq) {
-    /* A poisoned sequence is never learnt: its hashes no longer matter (and
-     * its pending record may not have been written). */
-    if (!seq->poisoned) {
-        const enc_rec *r = &seq->recs[seq->n];
+void enc_record_hash(enc_seq *seq) {
+    uint64_t hash = 0, shash = 0;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const enc_rec *r = &seq->recs[i];
         uint64_t pair[2] = {r->sfp, r->afp};
-        seq->hash = XXH3_64bits_withSeed(pair, sizeof pair, seq->hash);
-        seq->shash = shash_step(seq->shash, r->sfp);
-        seq->nops += (uint32_t)r->L->is_op;
+        hash = XXH3_64bits_withSeed(pair, sizeof pair, hash);
+        shash = shash_step(shash, r->sfp);
     }
-    seq->n++;
+    seq->hash = hash;
+    seq->shash = shash;
 }
 
 void enc_record_reset(enc_seq *seq) {

@@ -37,7 +37,7 @@
  * A window whose sequences are all too small to capture (fewer than two
  * kernels, or shorter than ENCORE_MIN_SEQUENCE: JAX op by op, each op an
  * event wait, one kernel and an event record) learns nothing that could ever
- * replay: SMALL_SEQUENCES such sequences, and none other, end it early, and
+ * replay: ENC_REST_SMALL_SEQUENCES such sequences, and none other, end it early, and
  * the stream rests (a few hundred launches in, not 16 384).
  *
  * The first window is longer (REST_FIRST_WINDOW): a loop whose body has up to
@@ -79,7 +79,6 @@
 #define RECUR_SHARE 8u           /* still learning: at least 1 in 8 sequences had come before */
 #define NEG_WINDOWS 4u           /* windows in a row that lost time: rest */
 #define PROGRAM_GRAPH_WEIGHT 64u /* the launches of the window a program's own graph launch counts as */
-#define SMALL_SEQUENCES 1024u    /* sequences too small to capture, and none other, end a window early */
 #define PROC_REST_AFTER 4u       /* streams in a row that did not pay: new streams begin resting */
 #define PROC_JUDGE_MIN 1024u     /* launches a window needs to be judged when its stream goes */
 
@@ -150,12 +149,12 @@ void enc_rest_stream_gone(enc_stream_state *st) {
 }
 
 /* The window so far learnt only sequences too small to capture (one kernel
- * between event operations, JAX op by op): SMALL_SEQUENCES of them end it early. */
+ * between event operations, JAX op by op): ENC_REST_SMALL_SEQUENCES of them end it early. */
 static int only_small(const enc_stream_state *st) {
-    return st->win_small >= SMALL_SEQUENCES && st->win_seqs == 0 && st->win_replays == 0;
+    return st->win_small >= ENC_REST_SMALL_SEQUENCES && st->win_seqs == 0 && st->win_replays == 0;
 }
 
-int enc_rest_note_work(enc_stream_state *st, uint32_t n) {
+int enc_rest_note_work_slow(enc_stream_state *st, uint32_t n) {
     if (!enc_opt.hold_rule) return 0;
     if (__atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) < 0) /* a rest ran out under several threads */
         __atomic_store_n(&st->rest_left, 0, __ATOMIC_RELAXED);

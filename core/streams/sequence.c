@@ -127,6 +127,8 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     enc_release_at_sequence_end(st, why);
     if (!st->open) return;
     note_pace(st);
+    /* what learning reads of a sequence replayed exactly (none) or through a patched graph (hash) */
+    if (!st->seq.poisoned && (!st->seq.fully_replayed || st->seq.replayed_by_patch)) enc_record_hash(&st->seq);
     enc_learn_sequence(st);
     close_sequence(st);
 }
@@ -167,9 +169,7 @@ static int is_anchor(const enc_stream_state *st, const enc_rec *r) {
     return r->sfp == st->anchor_sfp && r->afp == st->anchor_afp;
 }
 
-int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
-    enc_sequence_open(st);
-    int rc = enc_record_launch(&st->seq, l, L);
+int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
     if (rc != 0) {
         st->seq.poisoned = 1;
         ENC_DEBUG("launch of %s could not be recorded: %s", L->name, enc_record_why(rc));
@@ -181,8 +181,9 @@ int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_lay
         st->anchor_sfp = r->sfp;
         st->anchor_afp = r->afp;
         st->since_anchor = 0;
-    } else if (++st->since_anchor >= (uint32_t)enc_opt.max_sequence / 2 && is_anchor(st, r)) {
-        /* not before half the longest sequence since the anchor began one:
+    } else if (is_anchor(st, r)) {
+        /* not before half the longest sequence since the anchor began one
+         * (enc_sequence_record counted this launch and found it that far):
          * an anchor that recurs inside the loop body would otherwise cut it
          * into many small graphs. Counted since the anchor, not in this
          * sequence: a loop body longer than a sequence's cap is cut at the

@@ -50,7 +50,7 @@ void enc_stream_forget_thread(void) {
 
 static int state_init(enc_stream_state *st) {
     if (enc_record_init(&st->seq, (uint32_t)enc_opt.max_sequence) != 0 || enc_store_init(&st->store) != 0) return -1;
-    pthread_mutex_init(&st->mu, NULL);
+    enc_mutex_init(&st->mu);
     enc_rest_forget(st); /* the first window */
     return 0;
 }
@@ -139,7 +139,7 @@ static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, 
     for (int i = 0; i < n && !st; i++)
         if (enc_states[i]->dead) st = enc_states[i];
     if (!st) return NULL;
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_rest_stream_gone(st); /* before the new name: what the old stream's window showed */
     state_name(st, kind, key, ctx, owner);
     st->gap_ns = 0; /* the old stream's pace says nothing of the new one's */
@@ -150,7 +150,7 @@ static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, 
     enc_rest_forget(st); /* nor whether its launches repeated */
     st->dead = 0;
     __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return st;
 }
 
@@ -180,7 +180,7 @@ static int exit_key_ok;
  * per-thread stream may already be gone), learn nothing from it, free its
  * side stream and events, and leave the state for the next new stream. */
 static void reclaim_thread_state(enc_stream_state *st) {
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     st->owner = 0;                      /* no thread owns it: a release goes through the side stream */
     if (st->open) st->seq.poisoned = 1; /* nothing to learn */
     enc_sequence_end(st, ENC_FLUSH_STREAM_CALL);
@@ -203,7 +203,7 @@ static void reclaim_thread_state(enc_stream_state *st) {
     st->ev_start = st->ev_done = NULL;
     st->dead = 1;
     __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 /* The destructor of exit_key: this thread exits. */
@@ -252,7 +252,21 @@ int enc_stream_count(void) {
     return n;
 }
 
+static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create) __attribute__((noinline));
+
+/* The usual case first: an explicit stream, the last one this thread named
+ * (the cache's first way), its state set up. */
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
+    const tls_cache *c = &tcache[0];
+    if (__builtin_expect(c->key == (void *)s && s != NULL && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD, 1) &&
+        c->st && c->kind == ENC_STREAM_EXPLICIT && c->ctx == NULL &&
+        __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen &&
+        !__atomic_load_n(&c->st->needs_init, __ATOMIC_ACQUIRE))
+        return c->st;
+    return stream_for_slow(s, per_thread, create);
+}
+
+static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create) {
     int kind;
     if (s == NULL)
         kind = per_thread ? ENC_STREAM_PER_THREAD : ENC_STREAM_LEGACY;
@@ -270,20 +284,20 @@ enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
     }
     enc_stream_state *st = state_lookup(kind, kind == ENC_STREAM_EXPLICIT ? (void *)s : NULL, ctx, create);
     if (st && __atomic_load_n(&st->needs_init, __ATOMIC_ACQUIRE) && create) {
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         /* Not while the program captures: asking a capturing stream's flags
          * invalidates a global-mode capture (docs/driver-rules.md). The
          * stream's launches pass straight through meanwhile; it is asked at
          * its first launch after the capture. */
         if (st->needs_init && !__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) state_query(st);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
     return st;
 }
 
 void enc_stream_retire(enc_stream_state *st) {
     pthread_mutex_lock(&states_mu);
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_sequence_end(st, ENC_FLUSH_STREAM_CALL);
     enc_pending_err_orphan(st);
     enc_store_forget(&st->store);
@@ -291,7 +305,7 @@ void enc_stream_retire(enc_stream_state *st) {
     st->dead = 1; /* free for the next new stream; thread caches see the new generation */
     st->handle = NULL;
     __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     pthread_mutex_unlock(&states_mu);
 }
 
@@ -301,9 +315,9 @@ void enc_stream_pass_all(enum enc_flush_reason why) {
     pthread_mutex_unlock(&states_mu);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         if (st->open) enc_sequence_end(st, why);
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
 }
 
@@ -322,7 +336,7 @@ void enc_stream_context_gone(CUcontext ctx) {
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
-        pthread_mutex_lock(&st->mu);
+        enc_mutex_lock(&st->mu);
         /* A stream not asked yet (st->ctx NULL, or needs_init) has learnt
          * nothing: forgetting it costs nothing, and it may be one of ctx's.
          * A context not named (ctx NULL) is none whose streams learnt
@@ -338,7 +352,7 @@ void enc_stream_context_gone(CUcontext ctx) {
                 __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);
             }
         }
-        pthread_mutex_unlock(&st->mu);
+        enc_mutex_unlock(&st->mu);
     }
     pthread_mutex_unlock(&states_mu);
 }

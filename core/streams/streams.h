@@ -15,6 +15,7 @@
 
 #include "base/enums.h"
 #include "core/state/stream_state.h"
+#include "policy/options.h"
 
 /* ---- stream.c: the stream-state table (its variables: core/state/gate.h) --------- */
 
@@ -47,8 +48,17 @@ int enc_record_init(enc_seq *seq, uint32_t max_launches); /* 0, or -1 out of mem
  * code if it cannot be recorded (nothing of it is kept), which enc_record_why names. */
 int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L);
 const char *enc_record_why(int code);
-/* The pending launch becomes part of the sequence (and of its hashes). */
-void enc_record_commit(enc_seq *seq);
+/* The pending launch becomes part of the sequence. A poisoned sequence is
+ * never learnt: its counts no longer matter (and its pending record may not
+ * have been written). */
+static inline void enc_record_commit(enc_seq *seq) {
+    if (!seq->poisoned) seq->nops += (uint32_t)seq->recs[seq->n].L->is_op;
+    seq->n++;
+}
+/* The sequence's hashes (hash, shash) over recs[0..n), folded in order: computed when
+ * learning reads them, at the sequence's end, not at every launch (a held sequence
+ * replayed exactly never needs them). Only for a sequence that is not poisoned. */
+void enc_record_hash(enc_seq *seq);
 /* An empty sequence (the arena's memory is kept). */
 void enc_record_reset(enc_seq *seq);
 /* The pending launch, taken out of the sequence to begin the next one: its
@@ -65,10 +75,21 @@ void enc_record_attach_pending(enc_seq *seq, const enc_detached_rec *p);
 /* ---- sequence.c: a stream's open sequence: open, record, cut, end ---------------- */
 
 void enc_sequence_open(enc_stream_state *st);
+/* After enc_record_launch returned rc: a launch not recorded poisons the sequence (0); the first
+ * recorded launch after a flush point anchors; one half a longest sequence or more past the anchor
+ * that is the anchor again ends the sequence before it (since_anchor already counts it). */
+int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc);
 /* Open the sequence if needed and record l as its pending launch; when l is
  * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
- * 0 if not (the sequence is poisoned). */
-int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L);
+ * 0 if not (the sequence is poisoned). Inline: the usual launch, recorded and
+ * too close to the anchor to be it again, only counts. */
+static inline int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
+    if (!st->open) enc_sequence_open(st);
+    int rc = enc_record_launch(&st->seq, l, L);
+    if (__builtin_expect(rc == 0 && st->anchor_set, 1) && ++st->since_anchor < (uint32_t)enc_opt.max_sequence / 2)
+        return 1;
+    return enc_sequence_recorded(st, L, rc);
+}
 /* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why);
 /* The same, caused by the launch being recorded (full, or its anchor came again): timed. */

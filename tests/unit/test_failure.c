@@ -36,9 +36,9 @@ static enc_stream_state *stream(uintptr_t handle) { return enc_stream_for((CUstr
 
 /* Issuing a launch st held failed with r. */
 static void release_fails(enc_stream_state *st, CUresult r) {
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     enc_note_release_failure(st, &rec, r);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
 }
 
 static CUresult next_call_on(enc_stream_state *st) { return enc_core_take_error(st->handle, 0, 0); }

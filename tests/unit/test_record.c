@@ -72,6 +72,8 @@ int main(int argc, char **argv) {
         EXPECT(a.arena[4] == 0 && a.arena[7] == 0);
         enc_record_commit(&a);
         enc_record_commit(&b);
+        enc_record_hash(&a);
+        enc_record_hash(&b);
         EXPECT(a.hash == b.hash);
         EXPECT(a.shash == b.shash);
         free_seq(&a);
@@ -108,19 +110,22 @@ int main(int argc, char **argv) {
         free_seq(&s);
     }
 
-    TEST("record: the sequence hashes fold in launches as they are committed, not before") {
+    TEST("record: the sequence hashes fold in the launches committed, not the pending one") {
         int n = 7;
         uint64_t p = 1;
         void *params[2] = {&n, &p};
         enc_launch l = launch_of(L, params);
         enc_seq s = new_seq();
         enc_record_launch(&s, &l, L);
+        enc_record_hash(&s);
         EXPECT(s.hash == 0 && s.n == 0);
         enc_record_commit(&s);
+        enc_record_launch(&s, &l, L); /* pending */
+        enc_record_hash(&s);
         uint64_t h1 = s.hash;
         EXPECT(h1 != 0 && s.n == 1);
-        enc_record_launch(&s, &l, L);
         enc_record_commit(&s);
+        enc_record_hash(&s);
         EXPECT(s.hash != h1 && s.n == 2);
         free_seq(&s);
     }
@@ -212,6 +217,8 @@ int main(int argc, char **argv) {
         memcpy(&moved, s.arena + 8, sizeof moved);
         EXPECT_EQ_INT(moved, 42);
         enc_record_commit(&s);
+        enc_record_hash(&s);
+        enc_record_hash(&alone);
         EXPECT(s.n == 1 && s.hash == alone.hash && s.shash == alone.shash);
         free_seq(&s);
         free_seq(&alone);

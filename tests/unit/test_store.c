@@ -232,6 +232,32 @@ int main(int argc, char **argv) {
         free_store(s);
     }
 
+    TEST("store: a held walk's step (the child last taken tried first) reaches what a child lookup does") {
+        enc_store *s = new_store();
+        uint64_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4};
+        insert(s, a, 3);
+        insert(s, b, 3);
+        for (int round = 0; round < 3; round++) { /* alternating paths: the remembered child is wrong half the time */
+            const uint64_t *p = round % 2 ? b : a;
+            uint32_t node = ENC_TRIE_ROOT;
+            for (int i = 0; i < 3; i++) {
+                uint32_t want = enc_store_child(s, node, p[i]);
+                EXPECT_EQ_INT(enc_store_step(s, node, p[i]), want);
+                node = want;
+            }
+            EXPECT_EQ_INT(enc_store_step(s, node, 9), ENC_NO_NODE); /* past the end */
+        }
+        enc_store_forget(s); /* the nodes' ids are given out again: a remembered child may name another node */
+        uint64_t c[2] = {4, 1};
+        uint32_t end = insert(s, c, 2);
+        EXPECT_EQ_INT(enc_store_step(s, ENC_TRIE_ROOT, 1), ENC_NO_NODE);
+        uint32_t first = enc_store_step(s, ENC_TRIE_ROOT, 4);
+        EXPECT_EQ_INT(first, enc_store_child(s, ENC_TRIE_ROOT, 4));
+        EXPECT_EQ_INT(enc_store_step(s, first, 2), ENC_NO_NODE);
+        EXPECT_EQ_INT(enc_store_step(s, first, 1), end);
+        free_store(s);
+    }
+
     TEST("store: forgetting frees every graph and leaves only the root and no candidates") {
         enc_store *s = new_store();
         int before = enc_n_graphs;

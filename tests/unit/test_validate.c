@@ -96,9 +96,9 @@ static enc_rec launch(const enc_layout *L, unsigned gx, unsigned gy, unsigned gz
 }
 
 static int valid(enc_stream_state *st, enc_rec r) {
-    pthread_mutex_lock(&st->mu);
+    enc_mutex_lock(&st->mu);
     int ok = enc_launch_valid(st, &r);
-    pthread_mutex_unlock(&st->mu);
+    enc_mutex_unlock(&st->mu);
     return ok;
 }
 
