@@ -132,13 +132,13 @@ static int can_patch_kind(uint32_t kind) {
     }
 }
 
-/* A copy's size may change (cuda.h: a 1-dimensional copy of another extent
- * is an update the driver takes; docs/driver-rules.md), a memset's may not
- * (cuda.h: changing its element count "may cause the update to be rejected"). */
+/* A copy's size and a memset's width may change (docs/driver-rules.md rule
+ * 16: an H200 took a larger and a smaller one of both; cuda.h asks for 1-D,
+ * non-empty operations, which held ones are: core/path/ops.c); a memset's
+ * element size may not. */
 int enc_op_patchable(const enc_rec *h, const unsigned char *harena, const enc_rec *c, const unsigned char *carena) {
     enc_op a = op_at(h, harena), b = op_at(c, carena);
-    if (a.kind != b.kind || a.flags != b.flags || (a.n != b.n && a.kind != ENC_OP_COPY) || !can_patch_kind(a.kind))
-        return 0; /* (a held copy is never empty: core/path/ops.c) */
+    if (a.kind != b.kind || a.flags != b.flags || !can_patch_kind(a.kind)) return 0;
     /* memsets are held only into device memory, events only when known,
      * without timing or IPC (holdable): only a copy's ends can change kind */
     return a.kind != ENC_OP_COPY || (enc_mem_kind(a.dst, a.n) == enc_mem_kind(b.dst, b.n) &&
@@ -177,6 +177,7 @@ static CUresult patch_set(CUgraphExec exec, CUgraphNode node, const enc_op *op, 
     if (r != CUDA_SUCCESS) return r;
     p.dst = op->dst;
     p.value = op->value;
+    p.width = op->n;
     return enc_drv.graphExecMemsetNodeSetParams(exec, node, &p, ctx);
 }
 

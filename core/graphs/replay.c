@@ -120,7 +120,7 @@ static mismatch closest_graph(const enc_stream_state *st) {
 /* A graph ending at st->node whose launches all have the held launches'
  * structure, differing only in kernel arguments (and only where no launch
  * attribute is set) and in stream operations that can be patched (nodes.c:
- * another event, copy ends or memset destination of the same kinds), or
+ * another event, copy ends and size, memset destination and width), or
  * NULL: the one with fewest differences. Patching every launch still costs less than issuing
  * them: a ring of buffers that gives each iteration new addresses replays
  * one patched graph instead of capturing a graph per buffer set. */

@@ -11,9 +11,10 @@
  *   steps    the length takes a few values in turn (a serving loop with
  *            batch-size buckets): each comes again
  *   serve    a serving loop: each request brings 1..64 blocks of input
- *            (a seeded draw), copied in from page-locked host memory, run
- *            through the kernels and its answer copied back (the sizes of
- *            both copies follow the request), then read by the host
+ *            (a seeded draw), copied in from page-locked host memory, its
+ *            answer's rows set by a memset, both run through the kernels
+ *            and the answer copied back (the sizes of both copies and of
+ *            the memset follow the request), then read by the host
  *
  *   prog_grow MODE [steps] */
 #include "prog.h"
@@ -65,6 +66,7 @@ static void serve(int steps) {
         uint32_t n = (1u + (uint32_t)(rng >> 33) % 64u) * PROG_BLOCK;
         for (uint32_t i = 0; i < n; i++) in[i] = (uint32_t)it * 2654435761u + i;
         CK(drv.cuMemcpyHtoDAsync(x, in, n * sizeof *in, s)); /* the request's rows */
+        CK(drv.cuMemsetD32Async(y, (uint32_t)it, n, s));      /* its answer's rows, cleared */
         k_add(&k, s, y, x, n);
         k_axpy(&k, s, x, y, 3, n);
         k_stamp(&k, s, y, n);

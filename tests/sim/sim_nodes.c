@@ -180,11 +180,14 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNod
     pthread_mutex_lock(&g_mu);
     sim_work *w = sim_exec_node_work_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMSET);
     void *dst = (void *)(uintptr_t)p->dst;
-    int ok = w && w->u.set.height == 1 && w->u.set.elsize == p->elementSize && w->u.set.width == p->width &&
+    /* Another width is taken (rule 16: an H200, driver 580, took a larger and a smaller one); another
+     * element size, a 2-D memset or a destination outside device memory is not. */
+    int ok = w && w->u.set.height == 1 && w->u.set.elsize == p->elementSize &&
              sim_mem_kind(dst, p->width * p->elementSize) == SIM_MEM_DEVICE;
     if (ok) {
         w->u.set.dst = dst;
         w->u.set.value = p->value;
+        w->u.set.width = p->width;
     }
     pthread_mutex_unlock(&g_mu);
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

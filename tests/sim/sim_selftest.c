@@ -1278,6 +1278,10 @@ static void test_op_errors(void) {
     CHECK(cuGraphExecMemsetNodeSetParams(ex, node, &q, NULL) == CUDA_ERROR_INVALID_VALUE);
     q.dst = y;
     CK(cuGraphExecMemsetNodeSetParams(ex, node, &q, NULL));
+    q.width = N / 2; /* another width: taken (rule 16, an H200) */
+    CK(cuGraphExecMemsetNodeSetParams(ex, node, &q, NULL));
+    q.elementSize = 1; /* another element size: refused */
+    CHECK(cuGraphExecMemsetNodeSetParams(ex, node, &q, NULL) == CUDA_ERROR_INVALID_VALUE);
     setenv("SIMCUDA_FAIL_EXEC_SET_PARAMS_ONCE", "1", 1);
     CHECK(cuGraphExecMemsetNodeSetParams(ex, node, &p, NULL) == CUDA_ERROR_INVALID_VALUE);
     CK(cuGraphExecMemsetNodeSetParams(ex, node, &p, NULL));
