@@ -107,24 +107,42 @@ void enc_hold_new_graph(enc_store *s, uint32_t node) {
     t->hold_backoff = 0;
 }
 
-/* ---- captures at a start whose holds keep failing ----------------------------------
+/* ---- captures at a start that stopped repeating ------------------------------------
  * A start given up DOUBT_BACKOFF times or more in a row (no graph captured
- * there, and no run of HOLD_WINDOW replays, in between) begins sequences that
- * seldom come again whole: a sequence seen ENCORE_MIN_REPEATS times there is
+ * there, and no run of HOLD_WINDOW replays, in between), whose last
+ * DOUBT_SEQS sequences or more matched none of its graphs (replayed, or ran
+ * eagerly while holding there was given up, a graph of theirs captured),
+ * has stopped repeating: a sequence seen ENCORE_MIN_REPEATS times there is
  * weak evidence, and its graph would likely never replay (torch.compile's
  * own-graph warm-up left two such graphs of three on the H200). A capture
  * due there waits for ENCORE_MIN_REPEATS << (backoff - DOUBT_BACKOFF + 1)
  * sightings, at most << DOUBT_MAX_SHIFT; a sequence that keeps coming is
- * captured all the same, a little later. */
+ * captured all the same, a little later. A start whose holds fail because
+ * new paths keep coming after it (a server's batch sizes, each with its own
+ * kernels) keeps matching graphs it has, and captures at the third sighting:
+ * asking more there had cost a serving loop 15 points of replayed launches
+ * on the H200 (docs/bench/2026-11-26-h200-worth-copysize-hotpath.md). */
 #define DOUBT_BACKOFF 2u
+#define DOUBT_SEQS 32u
 #define DOUBT_MAX_SHIFT 3u
+
+void enc_hold_start_seen(enc_stream_state *st, int matched) {
+    if (st->seq.n == 0) return;
+    uint32_t start = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
+    if (start == ENC_NO_NODE) return;
+    enc_trie_node *t = &st->store.nodes[start];
+    if (matched)
+        t->since_match = 0;
+    else if (t->since_match < UINT16_MAX)
+        t->since_match++;
+}
 
 int enc_capture_evidence(const enc_stream_state *st, uint32_t sightings) {
     if (!enc_opt.hold_rule || st->seq.n == 0) return 1;
     uint32_t start = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
     if (start == ENC_NO_NODE) return 1;
     uint32_t b = st->store.nodes[start].hold_backoff;
-    if (b < DOUBT_BACKOFF) return 1;
+    if (b < DOUBT_BACKOFF || st->store.nodes[start].since_match < DOUBT_SEQS) return 1;
     uint32_t shift = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
     return sightings >= (uint32_t)enc_opt.min_repeats << shift;
 }

@@ -466,6 +466,7 @@ void enc_learn_sequence(enc_stream_state *st) {
         return;
     }
     if (seq->fully_replayed) {
+        enc_hold_start_seen(st, 1);
         /* Replayed by patching a graph of its structure: the exact sequence
          * gets a graph of its own once its replays patched ENC_EXACT_PATCH_NODES
          * nodes (at most ENC_EXACT_PATCH_STEP counted a replay), about what
@@ -503,5 +504,6 @@ void enc_learn_sequence(enc_stream_state *st) {
             capture(st, sc, 1);
     }
     learnt(outcome(c, sc, sc_tried));
+    enc_hold_start_seen(st, (c && c->state == ENC_CAND_CAPTURED) || (sc && sc->state == ENC_CAND_CAPTURED));
     enc_rest_note_sequence(st, recurring);
 }

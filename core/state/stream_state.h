@@ -32,6 +32,7 @@ typedef struct enc_trie_node {
     uint8_t hold_n;                         /* holds in hold_hist (at most 8) */
     uint8_t hold_backoff;                   /* times given up (the back-off's exponent) */
     uint16_t caps, cap_unpaid, cap_backoff; /* graphs captured, not replayed yet; the back-off's exponent */
+    uint16_t since_match;                   /* sequences begun here since one matched a graph of here */
     uint32_t cap_skip;                      /* captures still to refuse */
 } enc_trie_node;
 

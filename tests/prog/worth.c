@@ -33,6 +33,12 @@
  *              holds keep failing is weak evidence: its graph would never
  *              replay. Run with ENCORE_PATCH=0 (the others never repeat).
  *
+ *   buckets    a serving loop whose requests take one of 8 paths after the
+ *              same first kernel (a batch size's kernels, chosen by size),
+ *              drawn at random: while paths are new, holds at that start
+ *              fail and are given up, yet each path comes again and again
+ *              and is worth its graph as soon as it has come three times.
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
@@ -177,6 +183,28 @@ static void unsteady(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void buckets(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    uint64_t rng = 42;
+    for (int it = 0; it < steps; it++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t path = (uint32_t)(rng >> 33) % 32u;
+        k_add(&k, s, y, x, N); /* the request's first kernel, whatever its path */
+        for (uint32_t b = 0; b < 5; b++) { /* the path: five kernels, one of 2^5 choices */
+            if (path >> b & 1u)
+                k_mix(&k, s, x, 3 + b, N);
+            else
+                k_stamp(&k, s, x, N);
+        }
+        k_axpy(&k, s, y, x, 2, N);
+        k_reduce(&k, s, r, y, N);
+        prog_print_reduce(s, r, "request", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -188,6 +216,8 @@ int main(int argc, char **argv) {
         pairs(steps);
     else if (!strcmp(mode, "twice"))
         twice(steps);
+    else if (!strcmp(mode, "buckets"))
+        buckets(steps);
     else if (!strcmp(mode, "unsteady"))
         unsteady(steps);
     else if (!strcmp(mode, "owngraphs"))
