@@ -126,11 +126,16 @@ void enc_hold_new_graph(enc_store *s, uint32_t node) {
 #define DOUBT_SEQS 32u
 #define DOUBT_MAX_SHIFT 3u
 
-void enc_hold_start_seen(enc_stream_state *st, int matched) {
-    if (st->seq.n == 0) return;
+/* The trie node where st's open sequence starts (a root child), or NULL (empty, or no graph starts so). */
+static enc_trie_node *sequence_start(const enc_stream_state *st) {
+    if (st->seq.n == 0) return NULL;
     uint32_t start = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
-    if (start == ENC_NO_NODE) return;
-    enc_trie_node *t = &st->store.nodes[start];
+    return start == ENC_NO_NODE ? NULL : &st->store.nodes[start];
+}
+
+void enc_hold_start_seen(enc_stream_state *st, int matched) {
+    enc_trie_node *t = sequence_start(st);
+    if (!t) return;
     if (matched)
         t->since_match = 0;
     else if (t->since_match < UINT16_MAX)
@@ -138,11 +143,10 @@ void enc_hold_start_seen(enc_stream_state *st, int matched) {
 }
 
 int enc_capture_evidence(const enc_stream_state *st, uint32_t sightings) {
-    if (!enc_opt.hold_rule || st->seq.n == 0) return 1;
-    uint32_t start = enc_store_child(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
-    if (start == ENC_NO_NODE) return 1;
-    uint32_t b = st->store.nodes[start].hold_backoff;
-    if (b < DOUBT_BACKOFF || st->store.nodes[start].since_match < DOUBT_SEQS) return 1;
+    const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
+    if (!t) return 1;
+    uint32_t b = t->hold_backoff;
+    if (b < DOUBT_BACKOFF || t->since_match < DOUBT_SEQS) return 1;
     uint32_t shift = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
     return sightings >= (uint32_t)enc_opt.min_repeats << shift;
 }

@@ -70,7 +70,8 @@ static void by_stream(enc_summary *s, uint64_t per_launch, uint64_t per_held) {
     }
 }
 
-/* encore's time recording one launch, from `n` samples of `ns` in all (0: none taken). */
+/* encore's time recording one launch: the mean over the sampled eager launches (record_*) and the
+ * sampled held ones (deferred_*) together; 0 if none was sampled. */
 static uint64_t per_recorded(uint64_t record_ns, uint64_t record_samples, uint64_t deferred_ns,
                              uint64_t deferred_samples) {
     uint64_t n = record_samples + deferred_samples;
