@@ -142,8 +142,11 @@ static inline __attribute__((always_inline)) CUresult done_held(enc_stream_state
     uint64_t ends_ns = t0 ? sample_take_ends(st) : 0;
     enc_mutex_unlock(&st->mu);
     if (t0) {
-        ENC_TSTAT_ADD(deferred_ns, enc_now_ns() - t0 - ends_ns);
-        ENC_TSTAT_ADD(deferred_samples, 1);
+        uint64_t ns = enc_now_ns() - t0 - ends_ns;
+        if (ns < ENC_SAMPLE_MAX_NS) {
+            ENC_TSTAT_ADD(deferred_ns, ns);
+            ENC_TSTAT_ADD(deferred_samples, 1);
+        }
     }
     return CUDA_SUCCESS;
 }
@@ -266,9 +269,12 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
     /* timed: the driver's own time for one launch (the report's time saved per launch replayed) */
     uint64_t t1 = enc_now_ns();
     CUresult r = issue_now(l, ENC_EAGER_LEARNING);
-    ENC_TSTAT_ADD(launch_ns, enc_now_ns() - t1);
+    uint64_t ns = enc_now_ns() - t1;
+    if (ns >= ENC_SAMPLE_MAX_NS) /* not what a launch costs (a module loaded): ENC_SAMPLE_MAX_NS */
+        return done_issued(st, r, t0);
+    ENC_TSTAT_ADD(launch_ns, ns);
     ENC_TSTAT_ADD(launch_samples, 1);
-    if (t0) { /* and encore's own time recording it (the report's recording cost) */
+    if (t0 && t1 - t0 < ENC_SAMPLE_MAX_NS) { /* and encore's own time recording it (the report's recording cost) */
         ENC_TSTAT_ADD(record_ns, t1 - t0);
         ENC_TSTAT_ADD(record_samples, 1);
     }

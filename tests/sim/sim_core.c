@@ -147,6 +147,20 @@ void sim_jitter(sim_stream *s) {
 
 bool sim_jitter_enabled(void) { return g_jitter_max_us != 0; }
 
+static unsigned g_lazy_load_us;                   /* SIMCUDA_LAZY_LOAD_US */
+static unsigned g_stall_every, g_stall_us;        /* SIMCUDA_LAUNCH_STALL=K:N */
+static _Thread_local unsigned long t_launches;
+
+static void sleep_us(unsigned us) {
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+void sim_launch_host_time(sim_func *f) {
+    if (g_lazy_load_us && !atomic_exchange(&f->loaded, 1)) sleep_us(g_lazy_load_us);
+    if (g_stall_every && ++t_launches % g_stall_every == 0) sleep_us(g_stall_us);
+}
+
 static void stats_at_exit(void) {
     fprintf(stderr, "simcuda: kernels=%llu graph_launches=%llu graph_kernels=%llu\n",
             (unsigned long long)atomic_load(&g_stat_kernels),
@@ -174,6 +188,15 @@ __attribute__((constructor)) static void sim_configure(void) {
             g_jitter_permille = 1000;
             g_jitter_seed = v;
         }
+    }
+    const char *lazy = getenv("SIMCUDA_LAZY_LOAD_US");
+    if (lazy && *lazy) g_lazy_load_us = (unsigned)strtoul(lazy, NULL, 10);
+    const char *stall = getenv("SIMCUDA_LAUNCH_STALL");
+    if (stall && *stall) {
+        char *end = NULL;
+        g_stall_every = (unsigned)strtoul(stall, &end, 10);
+        g_stall_us = end && *end == ':' ? (unsigned)strtoul(end + 1, NULL, 10) : 0;
+        if (!g_stall_us) g_stall_every = 0;
     }
     const char *st = getenv("SIMCUDA_STATS");
     if (st && *st && strcmp(st, "0") != 0) atexit(stats_at_exit);

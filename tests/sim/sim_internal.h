@@ -173,6 +173,12 @@ CUresult sim_enqueue(sim_stream *s, sim_work *w, uint64_t *seq);
 void sim_wait_seq(sim_stream *s, uint64_t seq);
 void sim_jitter(sim_stream *s);
 bool sim_jitter_enabled(void);
+/* Host time a kernel launch takes beyond its own work. The real driver loads a kernel's module at
+ * its first launch (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2): with
+ * SIMCUDA_LAZY_LOAD_US=N a function's first launch takes N us more. And a launch now and then
+ * takes far longer than usual (the thread preempted, a page fault): with SIMCUDA_LAUNCH_STALL=K:N
+ * every K-th kernel launch of a thread takes N us more. */
+void sim_launch_host_time(sim_func *f);
 uint64_t sim_rng_next(uint64_t *state);
 sim_ctx *sim_current_ctx(void);
 CUresult sim_require_ctx(sim_ctx **out);
@@ -267,6 +273,7 @@ struct sim_func {
     int max_dyn_smem;
     int carveout;
     int attrs_other[32];
+    atomic_int loaded; /* launched once: its module is loaded (SIMCUDA_LAZY_LOAD_US) */
     struct sim_func *next;
 };
 /* CUfunction or CUkernel handle -> function, or NULL */

@@ -651,6 +651,7 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
         return rc;
     sim_work w = {.kind = W_KERNEL};
     if ((rc = sim_kcall_build(&w.u.k, f, gx, gy, gz, bx, by, bz, smem, kernelParams, extra))) return rc;
+    sim_launch_host_time(f);
     /* CU_LAUNCH_ATTRIBUTE_PRIORITY: the kernel runs at that priority (clamped
      * to the context's range) instead of its stream's */
     for (unsigned i = 0; i < nattrs; i++)
