@@ -307,19 +307,20 @@ def block_metrics(tr, blk):
     m["graph_launches"] = ngl / n
     m["gpu_intervals"] = sum(1 for g in gpu if t0 <= g[0] < t1) / n
     steps, how = step_bounds(calls, main, t0, t1, n)
-    d_start, d_launch = [], []
+    d_start, d_launch, early = [], [], 0
     for s, e in steps:
         g = first_gpu_start(gpu, s, e)
         if g is not None:
             d_start.append((g - s) / 1e3)
         first = next((c for c in calls if c[3] == main and c[2] in LAUNCH_TYPE and s <= c[0] < e), None)
         if first is not None:
+            early += first_gpu_start(gpu, s, first[0]) is not None  # GPU work before any launch: clocks apart
             g = first_gpu_start(gpu, first[0], e)
             if g is not None:
                 d_launch.append((g - first[0]) / 1e3)
     m["start_delay"] = statistics.median(d_start) if d_start else None
     m["launch_to_gpu"] = statistics.median(d_launch) if d_launch else None
-    return m, {"steps": steps, "split": how, "main": main}
+    return m, {"steps": steps, "split": how, "main": main, "early": early}
 
 
 # ---------------------------------------------------------------- per workload --------
@@ -360,8 +361,10 @@ def analyse_workload(workload, procs):
         d = tr.dropped
         out["notes"].append(
             f"{pname} process: trace status {tr.status}, {len(tr.gpu)} GPU intervals, {len(tr.calls)} driver calls, "
-            f"{len(tr.ranges)} ranges; clock drift over the run "
-            f"{'%.1f us' % (tr.drift_ns / 1e3) if tr.drift_ns is not None else 'not measured'}"
+            f"{len(tr.ranges)} ranges; GPU clock: "
+            + ("CUPTI timed on CLOCK_MONOTONIC (timestamp callback)" if tr.flags & 4 else
+               f"offset measured, drift over the run {tr.drift_ns / 1e3:.1f} us" if tr.drift_ns is not None else
+               "offset not measured")
             + (f"; DROPPED gpu {d['gpu']}, calls {d['calls']}, ranges {d['ranges']}, by CUPTI {d['cupti']}"
                if any(d.values()) else ""))
     for key, pname, letter, label in VARIANTS:
@@ -371,8 +374,10 @@ def analyse_workload(workload, procs):
             continue
         per = []
         splits = set()
+        early = 0
         for b in mine:
             m, info = block_metrics(tr, b)
+            early += info["early"]
             for k in (NEEDS_CALLS if not tr.calls else ()) + (NEEDS_GPU if not tr.gpu else ()):
                 m[k] = None  # the trace has none of these (no CUPTI): not zero, unknown
             per.append(m)
@@ -381,6 +386,10 @@ def analyse_workload(workload, procs):
         for k in METRICS:
             row[k] = median_or_none([p.get(k) for p in per])
         row["steps_from"] = "+".join(sorted(splits))
+        if early:
+            out["notes"].append(f"{label}: CLOCK CHECK: in {early} steps GPU activity started before the step's "
+                                "first launch-type driver call: the GPU and host clocks disagree (start delay and "
+                                "launch->GPU are suspect)")
         out["variants"][key] = row
         mid = mine[len(mine) // 2]
         out["selection"][key] = {"process": pname, "block": mid["i"]}
@@ -589,6 +598,9 @@ def run_process(argv, env, out_dir, tag, timeout):
     tl = [x for x in tail if x.startswith("encore-timeline:")]
     print(f"breakdown: {tag}: rc={rc} in {time.monotonic() - t:.0f}s; {tl[-1] if tl else 'no tracer line'}",
           flush=True)
+    if rc != 0:
+        why = [x for x in tail if x.strip() and not x.startswith("encore-timeline:")]
+        print(f"breakdown: {tag}: {why[-1][:300] if why else 'no stderr'}", flush=True)
     return rc
 
 
@@ -601,10 +613,13 @@ def cmd_run(a):
     if missing:
         print(f"breakdown: not built in {a.build}: {', '.join(missing)}", file=sys.stderr)
         return 2
-    paired = bench_paired.Paired(types.SimpleNamespace(quick=False, sim=False, python=a.python), libs, a.build, a.out,
+    paired = bench_paired.Paired(types.SimpleNamespace(quick=False, sim=a.sim, python=a.python), libs, a.build, a.out,
                                  None, print, time.monotonic() + 3600)
     deadline = time.monotonic() + a.budget_s
     cupti = os.environ.get("ENCTL_CUPTI") or pip_cupti()
+    procs = os.path.join(a.out, "procs")  # each process's stdout, stderr and trace
+    os.makedirs(procs, exist_ok=True)
+    print(f"breakdown: CUPTI for Python and libtorch processes: {cupti or 'the tracer looks it up'}", flush=True)
     results = []
     for w in [x for x in a.workloads.split(",") if x]:
         if w not in bench_paired.WORKLOADS:
@@ -619,8 +634,11 @@ def cmd_run(a):
                 print(f"breakdown: {w} {pname}: not run, the time budget is spent", flush=True)
                 continue
             env = {k: v for k, v in os.environ.items() if not k.startswith(("ENCORE", "ENCTL")) and k != "LD_PRELOAD"}
+            if a.sim:  # the simulated driver (tests/sim): the run's own code, not a time
+                sim = os.environ.get("ENCORE_SIM_DIR") or os.path.join(a.build, "tests", "sim")
+                env["LD_LIBRARY_PATH"] = sim + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
             env.update({"PYTHONUNBUFFERED": "1", "ENCTL_PARENT_PID": str(os.getpid()),
-                        "ENCTL_FILE": os.path.join(a.out, f"{w}-{pname}.trace")})
+                        "ENCTL_FILE": os.path.join(procs, f"{w}-{pname}.trace")})
             if cupti and kind in ("py", "cpp"):  # the CUPTI torch brings: one CUPTI in the process
                 env["ENCTL_CUPTI"] = cupti
             if pname == "encore":
@@ -631,8 +649,8 @@ def cmd_run(a):
             tag = f"{w}-{pname}"
             if os.path.exists(env["ENCTL_FILE"]):
                 os.remove(env["ENCTL_FILE"])
-            run_process(argv, env, a.out, tag, min(a.timeout_s, left))
-            files[pname] = (os.path.join(a.out, f"{tag}.stdout"), env["ENCTL_FILE"])
+            run_process(argv, env, procs, tag, min(a.timeout_s, left))
+            files[pname] = (os.path.join(procs, f"{tag}.stdout"), env["ENCTL_FILE"])
         try:
             r = analyse_files(w, files, a.out, png=not a.no_png)
         except Exception as e:  # one workload's failure leaves the others
@@ -665,6 +683,7 @@ def main():
     r.add_argument("--budget-s", type=float, default=240)
     r.add_argument("--timeout-s", type=float, default=200)
     r.add_argument("--no-png", action="store_true")
+    r.add_argument("--sim", action="store_true", help="on the simulated driver (native workloads; a test of the run)")
     n = sub.add_parser("analyse", help="analyse existing stdout and trace files")
     n.add_argument("--out", required=True)
     n.add_argument("--no-png", action="store_true")

@@ -6,7 +6,7 @@ bench_native on the simulated driver: CUPTI absent or refusing, it says so in on
 everything through (the same checksum) and still records encore's NVTX ranges.
 
     test_breakdown.py [--encore LIB --timeline LIB --skiplaunch LIB --bench-native BIN
-                       --kernels LIB --sim-dir DIR]
+                       --kernels LIB --sim-dir DIR [--build DIR]]
 """
 import argparse
 import os
@@ -197,6 +197,13 @@ def test_pieces(d):
                                  (35, 40, "sync", 0, "s")], 0, 0, 40, 2)
     check("two syncs a step: a step ends where its second one returns",
           how == "sync" and steps == [(0, 20), (20, 40)], (steps, how))
+    p = os.path.join(d, "early.trace")  # a kernel 5 us before the only launch: the clocks disagree
+    bd.write_trace(p, gpu=[(5 * US + OFF, 8 * US + OFF, 1, 0, 0)], calls=[(10 * US, 2 * US, 1, 0), (20 * US, 5 * US, 2, 0)],
+                   names=NAMES, tids=[1], mono=(0, 10**6), offsets=(OFF, OFF))
+    res = bd.analyse_workload("early", {"encore": ([{"i": 0, "state": "P", "steps": 1, "us": 25.0, "t0": 0,
+                                                     "t1": 25 * US}], bd.Trace(p))})
+    check("GPU activity before the step's first launch is called out (CLOCK CHECK)",
+          any("CLOCK CHECK" in n for n in res["notes"]), res["notes"])
     bad = os.path.join(d, "empty.trace")
     open(bad, "wb").close()
     check("an empty trace file: no trace, no exception", bd.load(os.devnull, bad) == ([], None))
@@ -275,9 +282,31 @@ def test_tracer(a, d):
           r.stderr[-2000:])
 
 
+def test_run(a, d):
+    """breakdown.py run, as scripts/gpu/breakdown calls it, on the simulated driver: both processes
+    of a native workload, the tables and the JSON."""
+    out = os.path.join(d, "run")
+    env = dict(os.environ, ENCORE_PROGKERNELS=a.kernels, ENCORE_SIM_DIR=a.sim_dir)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "breakdown.py"), "run", "--sim", "--build", a.build, "--out",
+                        out, "--workloads", "native-repeat", "--blocks", "4", "--no-png"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    md = open(os.path.join(out, "breakdown.md")).read() if os.path.exists(os.path.join(out, "breakdown.md")) else ""
+    check("breakdown.py run --sim: both processes run, one row per variant in breakdown.md",
+          r.returncode == 0 and "## native-repeat" in md and md.count("\n| ") == 5, r.stdout + r.stderr)
+    try:
+        res = __import__("json").load(open(os.path.join(out, "breakdown.json")))
+        n = res[0]["variants"]["encore"]["n_replay"]
+    except Exception as e:
+        n = repr(e)
+    check("breakdown.py run --sim: breakdown.json has encore's replays in its A blocks",
+          isinstance(n, (int, float)) and n > 0, n)
+    check("breakdown.py run: the short table is printed last", r.stdout.strip().splitlines()[-1:] and
+          r.stdout.strip().splitlines()[-1].startswith("native-repeat"), r.stdout[-500:])
+
+
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ("encore", "timeline", "skiplaunch", "bench-native", "kernels", "sim-dir"):
+    for opt in ("encore", "timeline", "skiplaunch", "bench-native", "kernels", "sim-dir", "build"):
         ap.add_argument("--" + opt)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="encore-breakdown-") as d:
@@ -286,6 +315,8 @@ def main():
         test_paired_parser(d)
         if all((a.encore, a.timeline, a.skiplaunch, a.bench_native, a.kernels, a.sim_dir)):
             test_tracer(a, d)
+            if a.build:
+                test_run(a, d)
         else:
             print("(the tracer is not built here: only the analysis is tested)")
     finish()

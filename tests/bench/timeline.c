@@ -14,7 +14,8 @@
  * - as the NVTX injection library (InitializeInjectionNvtx2), push/pop ranges, encore's
  *   ENCORE_NVTX=1 ranges ("encore: sequence N, M launches", "encore: capture...", "encore:
  *   eager...") with CLOCK_MONOTONIC times;
- * - the offset cuptiGetTimestamp() - CLOCK_MONOTONIC at start and at exit (the drift).
+ * - CUPTI's clock on CLOCK_MONOTONIC: through cuptiActivityRegisterTimestampCallback where CUPTI
+ *   has it, else the offset cuptiGetTimestamp() - CLOCK_MONOTONIC at start and at exit (the drift).
  *
  * Records go to preallocated buffers (mmap'ed, untouched pages cost nothing; no malloc per
  * call); past their capacity they are counted as dropped. At exit (atexit, after
@@ -27,8 +28,8 @@
  *
  * Environment (ENCTL_*, not ENCORE_*: encore validates its own variables):
  *   ENCTL_FILE        where to write the trace (%p: the pid); unset: only the stderr line
- *   ENCTL_CUPTI       libcupti to dlopen (default: one already loaded in the process, the
- *                     build-time path, then libcupti.so.13, .12, libcupti.so)
+ *   ENCTL_CUPTI       libcupti to dlopen (a libcupti already loaded in the process comes first;
+ *                     default: the build-time path, then libcupti.so.13, .12, libcupti.so)
  *   ENCTL_PARENT_PID  trace only a process whose parent has this pid (torch.compile's compiler
  *                     subprocesses stay quiet)
  *   ENCTL_MAX_RECORDS capacity of each buffer (default 2,000,000 calls and GPU intervals,
@@ -36,7 +37,9 @@
  *
  * File layout (little-endian, packed; version 1):
  *   header  "ENCTL01\n", u32 version, u32 pid, u32 status (0 ok, 1 nocupti, 2 cupti error),
- *           u32 flags (bit 0: the start offset was measured, bit 1: the end offset),
+ *           u32 flags (bit 0: the start offset was measured, bit 1: the end offset, bit 2: CUPTI
+ *           timed with CLOCK_MONOTONIC itself, through cuptiActivityRegisterTimestampCallback:
+ *           offsets 0),
  *           u64 mono_start, u64 mono_end, i64 offset_start, i64 offset_end (cupti - mono, ns),
  *           u32 n_gpu, n_calls, n_ranges, n_threads, n_names, n_strings,
  *           u64 dropped_gpu, dropped_calls, dropped_ranges, cupti_dropped
@@ -139,6 +142,7 @@ static struct {
     CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
     CUptiResult (*timestamp)(uint64_t *);
+    CUptiResult (*timestamp_callback)(CUpti_TimestampCallbackFunc);
     CUptiResult (*result_string)(CUptiResult, const char **);
 } C;
 
@@ -149,7 +153,7 @@ static _Thread_local struct {
     uint16_t string;
 } my_stack[MAX_DEPTH];
 
-static uint64_t mono_ns(void) {
+static uint64_t CUPTIAPI mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -341,18 +345,18 @@ static int find_loaded_cupti(struct dl_phdr_info *info, size_t size, void *out) 
 
 static void *open_cupti(void) {
     static char loaded[512];
-    dl_iterate_phdr(find_loaded_cupti, loaded); /* a libcupti the program brought already wins */
+    dl_iterate_phdr(find_loaded_cupti, loaded); /* a libcupti the program brought already wins: one CUPTI */
+    void *h = loaded[0] ? dlopen(loaded, RTLD_NOW | RTLD_GLOBAL) : NULL;
+    if (h) return h;
     const char *env = getenv("ENCTL_CUPTI");
-    const char *cands[] = {env, loaded, ENCTL_DEFAULT_CUPTI, "libcupti.so.13", "libcupti.so.12", "libcupti.so"};
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        if (!cands[i] || !cands[i][0]) continue;
-        void *h = dlopen(cands[i], RTLD_NOW | RTLD_GLOBAL);
-        if (h) return h;
-        if (i == 0) {
-            snprintf(T.why, sizeof T.why, "ENCTL_CUPTI=%s: %s", env, dlerror());
-            return NULL; /* an explicit choice that fails: no other one */
-        }
+    if (env && *env) { /* an explicit choice that fails: no other one */
+        if ((h = dlopen(env, RTLD_NOW | RTLD_GLOBAL))) return h;
+        snprintf(T.why, sizeof T.why, "ENCTL_CUPTI=%s: %s", env, dlerror());
+        return NULL;
     }
+    const char *cands[] = {ENCTL_DEFAULT_CUPTI, "libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
+        if (cands[i][0] && (h = dlopen(cands[i], RTLD_NOW | RTLD_GLOBAL))) return h;
     snprintf(T.why, sizeof T.why, "no libcupti found (set ENCTL_CUPTI)");
     return NULL;
 }
@@ -379,6 +383,7 @@ static int start_cupti(void) {
     LOAD(next_record, "cuptiActivityGetNextRecord");
     LOAD(dropped, "cuptiActivityGetNumDroppedRecords");
     LOAD(timestamp, "cuptiGetTimestamp");
+    LOAD(timestamp_callback, "cuptiActivityRegisterTimestampCallback");
     LOAD(result_string, "cuptiGetResultString");
     if (!C.subscribe || !C.enable_domain || !C.register_callbacks || !C.activity_enable || !C.next_record ||
         !C.timestamp) {
@@ -386,7 +391,13 @@ static int start_cupti(void) {
         C.flush_all = NULL;
         return -1;
     }
-    if (clock_offset(&T.off_start) == 0) T.flags |= 1;
+    /* CUPTI's own clock onto CLOCK_MONOTONIC: where CUPTI takes a timestamp callback (12.x and
+     * later), it converts GPU times with ours and the offset is 0 by construction; else the offset
+     * is measured now and at exit, and the reader interpolates. */
+    if (C.timestamp_callback && C.timestamp_callback(mono_ns) == CUPTI_SUCCESS)
+        T.flags |= 1 | 2 | 4;
+    else if (clock_offset(&T.off_start) == 0)
+        T.flags |= 1;
     CUptiResult r = C.register_callbacks(on_buffer_request, on_buffer_complete);
     if (r != CUPTI_SUCCESS) return fail(r, "cuptiActivityRegisterCallbacks");
     const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -468,7 +479,7 @@ static void at_exit(void) {
     int running = 0;
     if (!T.on || getpid() != T.pid || !atomic_compare_exchange_strong(&T.done, &running, 1)) return; /* fork, twice */
     if (C.flush_all) C.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (T.status == ST_OK && clock_offset(&T.off_end) == 0) T.flags |= 2;
+    if (T.status == ST_OK && !(T.flags & 4) && clock_offset(&T.off_end) == 0) T.flags |= 2;
     atomic_store(&T.done, 2); /* no more records from here on */
     uint64_t mono_end = mono_ns();
     pthread_mutex_lock(&T.str_lock);
