@@ -16,7 +16,8 @@
 // schedule[i % len] says (tests/bench/encore_switch.h): E as it is, P encore
 // switched off (passive), A encore switched on, G encore off and the
 // iteration replayed as the program's own graph. Output:
-//   BLOCK workload=cublas i=<i> state=<letter> steps=<S> us_per_step=<f>
+//   BLOCK workload=cublas i=<i> state=<letter> steps=<S> us_per_step=<f> t0_ns=<ns> t1_ns=<ns>
+// (t0_ns, t1_ns: CLOCK_MONOTONIC at the block's start and end, for tests/bench/breakdown.py)
 //   RESULT workload=cublas status=ok checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1>
 //
 // Output: one line
@@ -223,8 +224,10 @@ int main(int argc, char **argv) {
                 else launch_iteration(h, st);
                 CK(cudaStreamSynchronize(st));
             }
-            us[b] = (double)(bench_now_ns() - t0) / 1e3 / steps;
-            printf("BLOCK workload=cublas i=%d state=%c steps=%d us_per_step=%.3f\n", b, letter, steps, us[b]);
+            uint64_t t1 = bench_now_ns();
+            us[b] = (double)(t1 - t0) / 1e3 / steps;
+            printf("BLOCK workload=cublas i=%d state=%c steps=%d us_per_step=%.3f t0_ns=%llu t1_ns=%llu\n", b, letter,
+                   steps, us[b], (unsigned long long)t0, (unsigned long long)t1);
             fflush(stdout);
         }
         encore_switch_set(sw, 1);

@@ -17,7 +17,8 @@
 // then B timed blocks of N steps; block i runs as letter schedule[i % len] says:
 //   E as it is   P encore switched off   A encore switched on   G encore off, the graph mode
 // (tests/bench/encore_switch.h: the switch answers only where libencore.so is preloaded).
-//   BLOCK workload=W i=I state=L steps=N us_per_step=F
+//   BLOCK workload=W i=I state=L steps=N us_per_step=F t0_ns=NS t1_ns=NS
+//          (CLOCK_MONOTONIC at the block's start and end, for tests/bench/breakdown.py)
 //   RESULT workload=W status=ok checksum=HEX us_per_step=MEDIAN mem_start_mb=.. mem_warm_mb=..
 //          mem_graph_mb=..   (device memory in use, cuMemGetInfo: at start, after the warm-up,
 //                             added by building the graph mode)
@@ -42,6 +43,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <time.h>
 #include <vector>
 
 #include "encore_switch.h"
@@ -93,6 +95,13 @@ struct Transformer {
 };
 
 void sync() { c10::cuda::device_synchronize(); }
+
+// CLOCK_MONOTONIC in ns: the clock of tests/bench/timeline.c (BLOCK lines' t0_ns, t1_ns).
+uint64_t mono_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
 
 // Device memory in use, from the driver (through encore's hooks where it is preloaded: a query).
 double used_mb() {
@@ -240,11 +249,13 @@ int run(const Args &a) {
         if (state == 'G' && !gstep) continue;
         if (state != 'E') encore_switch_set(sw, state == 'A');
         const Step &fn = state == 'G' ? gstep : step;
-        auto t = std::chrono::steady_clock::now();
+        uint64_t t0 = mono_ns();
         for (int i = 0; i < a.steps; i++) fn(), sync();
-        double us = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() / a.steps * 1e6;
+        uint64_t t1 = mono_ns();
+        double us = double(t1 - t0) / 1e3 / a.steps;
         per.push_back(us);
-        std::printf("BLOCK workload=%s i=%d state=%c steps=%d us_per_step=%.3f\n", name.c_str(), b, state, a.steps, us);
+        std::printf("BLOCK workload=%s i=%d state=%c steps=%d us_per_step=%.3f t0_ns=%llu t1_ns=%llu\n", name.c_str(), b,
+                    state, a.steps, us, (unsigned long long)t0, (unsigned long long)t1);
         std::fflush(stdout);
     }
     encore_switch_set(sw, 1);

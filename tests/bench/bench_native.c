@@ -34,7 +34,8 @@
  *      entry points (tests/bench/direct_driver.h), exactly as without encore:
  *      "eager" in the same process as the other blocks
  * Output:
- *   BLOCK workload=native-<pattern> i=<i> state=<letter> steps=<S> us_per_step=<f>
+ *   BLOCK workload=native-<pattern> i=<i> state=<letter> steps=<S> us_per_step=<f> t0_ns=<ns> t1_ns=<ns>
+ *   (t0_ns, t1_ns: CLOCK_MONOTONIC at the block's start and end, for tests/bench/breakdown.py)
  *   RESULT workload=native-<pattern> checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1>
  */
 #define _GNU_SOURCE
@@ -322,8 +323,10 @@ int main(int argc, char **argv) {
         }
         uint64_t t0 = bench_now_ns();
         for (int i = 0; i < steps; i++) step(st == 'G');
-        us[b] = (double)(bench_now_ns() - t0) / 1e3 / steps;
-        printf("BLOCK workload=native-%s i=%d state=%c steps=%d us_per_step=%.3f\n", pattern, b, st, steps, us[b]);
+        uint64_t t1 = bench_now_ns();
+        us[b] = (double)(t1 - t0) / 1e3 / steps;
+        printf("BLOCK workload=native-%s i=%d state=%c steps=%d us_per_step=%.3f t0_ns=%llu t1_ns=%llu\n", pattern, b,
+               st, steps, us[b], (unsigned long long)t0, (unsigned long long)t1);
         fflush(stdout);
     }
     B.direct = 0;

@@ -67,7 +67,8 @@ out. BENCH_WATCHDOG_S (default 540) bounds a process: past it, the stacks go to 
 line with status=error is printed and the process exits 1 (a hung NCCL or compile never hangs
 the benchmark).
 Output (parsed by tests/bench/bench):
-    BLOCK workload=W i=I state=L steps=N us_per_step=F
+    BLOCK workload=W i=I state=L steps=N us_per_step=F t0_ns=NS t1_ns=NS
+          (t0_ns, t1_ns: time.monotonic_ns() at the block's start and end, for tests/bench/breakdown.py)
     RESULT workload=W status=ok checksum=HEX us_per_step=MEDIAN ... [impl=...]
 A failure prints `RESULT workload=W status=error error=...` and exits 1: nothing is skipped
 silently.
@@ -1023,13 +1024,15 @@ def run(args):
         if state != "E":
             encore_switch.set_active(state == "A")
         fn = gstep if state == "G" else step
-        t = time.perf_counter()
+        t0_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the clock of tests/bench/timeline.c
         for _ in range(steps):
             fn()
             sync()
-        us = (time.perf_counter() - t) / steps * 1e6
+        t1_ns = time.monotonic_ns()
+        us = (t1_ns - t0_ns) / steps / 1e3
         per.append(us)
-        print(f"BLOCK workload={name} i={b} state={state} steps={steps} us_per_step={us:.3f}", flush=True)
+        print(f"BLOCK workload={name} i={b} state={state} steps={steps} us_per_step={us:.3f} t0_ns={t0_ns} t1_ns={t1_ns}",
+              flush=True)
     encore_switch.set_active(True)
     print(f"RESULT workload={name} status=ok checksum={csum} us_per_step={statistics.median(per):.3f} "
           f"blocks={args.blocks} steps={steps} warmup_s={warm_s:.1f} switch={int(encore_switch.available())} "
