@@ -362,7 +362,8 @@ class Paired:
                       not (native and x == "launch-free")]  # native: bound known (D blocks bypass the preload)
                 # native: blocks of a few ms, so many of them, and 4 processes a variant, interleaved;
                 # Python: 2 processes a variant where the budget allows (the first also warms caches)
-                for k in range(1 if quick else (4 if native else 2)):
+                procs = self.args.switch_procs or (1 if quick else (4 if native else 2))
+                for k in range(procs):
                     for v in (vs if k % 2 == 0 else list(reversed(vs))):
                         sched, nb = self.switch_schedule(w, v, blocks_sw)
                         if not self.fits(w, v, "switch", phase1):
