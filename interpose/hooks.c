@@ -120,6 +120,7 @@ void *enc_trampoline_for(void *real, const char *name) {
 
 void *enc_trampoline_enter(unsigned int index) {
     void *target = __atomic_load_n(&trampoline_target[index], __ATOMIC_ACQUIRE);
+    enc_core_current_ctx_changed(1); /* an unknown entry point may change or destroy any current context */
     if (!enc_tls_guard && enc_active) ENC_GUARDED {
             enc_stats_count_call(ENC_CLASS_FLUSH_ALL);
             enc_core_flush_all(ENC_FLUSH_ALL_CALL);
@@ -163,6 +164,8 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     if (enc_tls_guard) return 0;
     enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
+    if ((enc_entry_flags[entry] & ENC_F_CURRENT_CTX) || cls == ENC_CLASS_FLUSH_ALL) /* active or not */
+        enc_core_current_ctx_changed(cls == ENC_CLASS_FLUSH_ALL); /* a context destroyed: on every thread */
     if (!enc_active) {
         if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return 0; /* straight through: no lock, no join */
         enc_tls_guard = ENC_GUARD_OWN;

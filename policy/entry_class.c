@@ -30,7 +30,7 @@
 #define ALL ENC_CLASS_FLUSH_ALL
 
 const enc_entry_policy enc_policy_table[] = {
-    {"cuCtxCreate", PASS, 0, "creates a context"},
+    {"cuCtxCreate", PASS, ENC_F_CURRENT_CTX, "creates a context (and makes it current)"},
     {"cuCtxDestroy", ALL, ENC_F_UNLOAD | ENC_F_CONTEXT_GONE, "destroys a context and everything in it"},
     {"cuCtxGetApiVersion", PASS, 0, "query"},
     {"cuCtxGetCacheConfig", PASS, 0, "query"},
@@ -43,9 +43,9 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuCtxGetLimit", PASS, 0, "query"},
     {"cuCtxGetSharedMemConfig", PASS, 0, "query"},
     {"cuCtxGetStreamPriorityRange", PASS, 0, "query"},
-    {"cuCtxPopCurrent", PASS, 0, "changes the calling thread's current context only"},
-    {"cuCtxPushCurrent", PASS, 0, "changes the calling thread's current context only"},
-    {"cuCtxSetCurrent", PASS, 0, "changes the calling thread's current context only"},
+    {"cuCtxPopCurrent", PASS, ENC_F_CURRENT_CTX, "changes the calling thread's current context only"},
+    {"cuCtxPushCurrent", PASS, ENC_F_CURRENT_CTX, "changes the calling thread's current context only"},
+    {"cuCtxSetCurrent", PASS, ENC_F_CURRENT_CTX, "changes the calling thread's current context only"},
     {"cuDevResourceGenerateDesc", PASS, 0, "host-side descriptor"},
     {"cuDevSmResourceSplitByCount", PASS, 0, "host-side descriptor"},
     {"cuDeviceCanAccessPeer", PASS, 0, "query"},

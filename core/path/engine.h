@@ -120,6 +120,9 @@ void enc_core_stream_destroy(CUstream stream, int per_thread);
 void enc_core_stream_destroyed(CUstream stream, int per_thread, CUresult r);
 /* A context was destroyed (core/path/context.c): forget the handles encore kept in it. */
 void enc_core_context_destroyed(CUcontext ctx, CUresult r);
+/* A call that may change the calling thread's current context (or, every_thread, destroy a context
+ * current anywhere) is about to run: the remembered current context (context.c) is forgotten. */
+void enc_core_current_ctx_changed(int every_thread);
 /* Around cuDevicePrimaryCtxReset (reset) and cuDevicePrimaryCtxRelease. */
 void enc_core_primary_context_before(CUdevice dev);
 void enc_core_primary_context_after(CUdevice dev, int reset, CUresult r);

@@ -291,7 +291,13 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
 static int launch_elsewhere(const enc_stream_state *st) {
     if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != ENC_STREAM_EXPLICIT) return 0;
     CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED), cur = NULL;
-    return ctx && enc_drv.ctxGetCurrent(&cur) == CUDA_SUCCESS && cur != ctx;
+    if (!ctx) return 0;
+    uint32_t gen = __atomic_load_n(&enc_ctx_gen, __ATOMIC_ACQUIRE);
+    if (enc_tls_cur_ctx.gen == gen) return enc_tls_cur_ctx.ctx != ctx; /* remembered (context.c) */
+    if (enc_drv.ctxGetCurrent(&cur) != CUDA_SUCCESS) return 0;
+    enc_tls_cur_ctx.ctx = cur;
+    enc_tls_cur_ctx.gen = gen;
+    return cur != ctx;
 }
 
 /* The stream rests (rest.c): the launch goes out as without encore, after what

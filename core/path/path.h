@@ -12,6 +12,17 @@
 
 #include "core/state/stream_state.h"
 
+/* ---- context.c: the calling thread's current context, remembered ---------------------------------- */
+
+/* What cuCtxGetCurrent last answered on this thread, valid while `gen` is enc_ctx_gen: the hooks forget
+ * it (enc_core_current_ctx_changed) at every call that may change the thread's current context. */
+typedef struct enc_cur_ctx {
+    CUcontext ctx;
+    uint32_t gen;
+} enc_cur_ctx;
+extern uint32_t enc_ctx_gen; /* atomic; never 0: a thread's zeroed cache starts out of date */
+extern __thread enc_cur_ctx enc_tls_cur_ctx __attribute__((tls_model("initial-exec")));
+
 /* ---- validate.c: what a held launch must keep; function attribute changes -------- */
 
 /* A device's launch limits, read once per device. */
