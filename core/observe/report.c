@@ -85,75 +85,51 @@ static const enc_count_group call_group = {.keys = call_keys,
 
 #define AT(f) offsetof(enc_summary, f)
 #define NO ENC_NO_WHOLE
+/* A row of a summed counter, from its row in core/observe/stats_counters.h. */
+#define COUNTER(name, label, whole, meaning) {ENC_FIELD_COUNT, #name, label, AT(name), whole, NULL},
 
-/* In the order of the JSON summary (README documents it); the table shows
- * the rows with a label, in the same order. */
+/* In the order of the JSON summary (docs/log.md documents it); the table shows
+ * the rows with a label, in the same order. The summed counters come in the
+ * parts of their list (ENC_TSTAT_TIME...), each where its rows go; every part
+ * but ENC_TSTAT_UNREPORTED is here (clang-format would join those lines to the next). */
+/* clang-format off */
 const enc_report_field enc_report_fields[] = {
     /* time first (the table shows these in rows of their own, report_table.c time_rows) */
     {ENC_FIELD_I64, "time_balance_ns", NULL, AT(time_balance_ns), NO, NULL},
     {ENC_FIELD_COUNT, "time_saved_ns", NULL, AT(time_saved_ns), NO, NULL},
     {ENC_FIELD_COUNT, "time_lost_ns", NULL, AT(time_lost_ns), NO, NULL},
     {ENC_FIELD_COUNT, "per_launch_ns", NULL, AT(per_launch_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "launch_samples", NULL, AT(launch_samples), NO, NULL},
-    {ENC_FIELD_COUNT, "replay_ns", NULL, AT(replay_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "capture_ns", NULL, AT(capture_ns), NO, NULL},
+    ENC_TSTAT_TIME(COUNTER)
     {ENC_FIELD_COUNT, "recording_ns", NULL, AT(recording_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "record_ns", NULL, AT(record_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "record_samples", NULL, AT(record_samples), NO, NULL},
-    {ENC_FIELD_COUNT, "launches_seen", "kernel launches seen", AT(launches_seen), NO, NULL},
-    {ENC_FIELD_COUNT, "launches_replayed", "  replayed through graphs", AT(launches_replayed), AT(launches_seen), NULL},
-    {ENC_FIELD_COUNT, "launches_eager", "  launched eagerly (one by one)", AT(launches_eager), AT(launches_seen), NULL},
+    ENC_TSTAT_RECORD_TIME(COUNTER)
+    ENC_TSTAT_LAUNCHES(COUNTER)
     {ENC_FIELD_GROUP, "eager_by", NULL, AT(eager_by), NO, &eager_group},
     {ENC_FIELD_PCT, "replay_pct", NULL, AT(launches_replayed), AT(launches_seen), NULL},
     {ENC_FIELD_COUNT, "graphs_captured", "graphs captured", AT(graphs_captured), NO, NULL},
-    {ENC_FIELD_COUNT, "graphs_replayed", NULL, AT(graphs_replayed), NO, NULL},
+    ENC_TSTAT_REPLAYED(COUNTER)
     {ENC_FIELD_COUNT, "captured_never_replayed", "  captured, never replayed", AT(captured_never_replayed),
      AT(graphs_captured), NULL},
-    {ENC_FIELD_COUNT, "captures_given_up", "    given up (none replayed)", AT(captures_given_up), NO, NULL},
-    {ENC_FIELD_COUNT, "captures_refused", "    captures refused meanwhile", AT(captures_refused), NO, NULL},
-    {ENC_FIELD_COUNT, "graph_launches", "  graph launches (replays)", AT(graph_launches), NO, NULL},
-    {ENC_FIELD_COUNT, "graph_launches_patched", "    with arguments patched in", AT(graph_launches_patched), NO, NULL},
-    {ENC_FIELD_COUNT, "nodes_patched", "      nodes patched", AT(nodes_patched), NO, NULL},
-    {ENC_FIELD_COUNT, "graph_structures", "  structures with graphs", AT(graph_structures), NO, NULL},
+    ENC_TSTAT_GRAPHS(COUNTER)
     {ENC_FIELD_COUNT, "graphs_evicted", "  evicted (ENCORE_MAX_GRAPHS)", AT(graphs_evicted), NO, NULL},
     {ENC_FIELD_COUNT, "capture_failures", "  capture failures", AT(capture_failures), NO, NULL},
     {ENC_FIELD_COUNT, "oom_retries", "  freed, allocation retried", AT(oom_retries), NO, NULL},
     {ENC_FIELD_COUNT, "event_nodes_turned_back", "  event nodes turned back", AT(event_nodes_turned_back), NO, NULL},
     {ENC_FIELD_COUNT, "events_not_held", "    events no longer held (1)", AT(events_not_held), NO, NULL},
     {ENC_FIELD_GROUP, "learnt", "sequences ended while learning", AT(learnt), NO, &learn_group},
-    {ENC_FIELD_COUNT, "divergences", "divergences", AT(divergences), NO, NULL},
+    ENC_TSTAT_DIVERGENCES(COUNTER)
     {ENC_FIELD_GROUP, "divergences_by_kind", NULL, AT(divergences_by_kind), NO, &div_group},
-    {ENC_FIELD_COUNT, "holds", "holds (held launches released)", AT(holds), NO, NULL},
-    {ENC_FIELD_COUNT, "holds_replayed", "  ended in a replay", AT(holds_replayed), AT(holds), NULL},
-    {ENC_FIELD_COUNT, "held_unpaid_ns", NULL, AT(held_unpaid_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "holds_given_up", "  given up where holds did not pay", AT(holds_given_up), NO, NULL},
-    {ENC_FIELD_COUNT, "holds_resumed", "  tried again later", AT(holds_resumed), NO, NULL},
-    {ENC_FIELD_COUNT, "streams_left_alone", "streams left alone (MAX_GAP)", AT(streams_left_alone), NO, NULL},
-    {ENC_FIELD_COUNT, "streams_rested", "streams resting (nothing repeated)", AT(streams_rested), NO, NULL},
-    {ENC_FIELD_COUNT, "streams_rested_losing", "  because they lost time", AT(streams_rested_losing), NO, NULL},
-    {ENC_FIELD_COUNT, "streams_rested_own_graphs", "  beside the program's own graphs", AT(streams_rested_own_graphs),
-     NO, NULL},
-    {ENC_FIELD_COUNT, "streams_rested_process", "  new, where the process's streams did not pay",
-     AT(streams_rested_process), NO, NULL},
-    {ENC_FIELD_COUNT, "program_graph_launches", "the program's own graph launches", AT(program_graph_launches), NO,
-     NULL},
-    {ENC_FIELD_COUNT, "launches_unrecorded", "  launches passed through meanwhile", AT(launches_unrecorded),
-     AT(launches_seen), NULL},
-    {ENC_FIELD_COUNT, "switched_off", "switched off by the program", AT(switched_off), NO, NULL},
-    {ENC_FIELD_COUNT, "launches_passive", "  launches while switched off", AT(launches_passive), AT(launches_seen),
-     NULL},
+    ENC_TSTAT_HOLDS(COUNTER)
     {ENC_FIELD_GROUP, "flushes", "held launches issued (flushes)", AT(flushes), NO, &flush_group},
     {ENC_FIELD_BY_CALL, "flushes_by_call",
      "flush points, by the CUDA call that issued held launches:", AT(flush_call_counts), NO, NULL},
     {ENC_FIELD_GROUP, "calls", NULL, AT(calls), NO, &call_group},
-    {ENC_FIELD_COUNT, "deferred_ns", NULL, AT(deferred_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "deferred_samples", NULL, AT(deferred_samples), NO, NULL},
-    {ENC_FIELD_COUNT, "release_ns", NULL, AT(release_ns), NO, NULL},
-    {ENC_FIELD_COUNT, "release_samples", NULL, AT(release_samples), NO, NULL},
+    ENC_TSTAT_HOST(COUNTER)
     {ENC_FIELD_FLAG, "disabled", NULL, AT(disabled), NO, NULL},
 };
+/* clang-format on */
 const int enc_report_nfields = (int)(sizeof enc_report_fields / sizeof enc_report_fields[0]);
 
+#undef COUNTER
 #undef AT
 #undef NO
 

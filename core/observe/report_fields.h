@@ -3,8 +3,10 @@
  * One list of fields, in the order of the JSON summary, drives both the
  * human-readable table (report_table.c) and the summary line (report.c): each
  * number has its JSON key and its table label in one row here, so neither
- * output names a number the other does not. The same top lists (sequences by
- * launch calls saved, divergence reasons by count) serve both. */
+ * output names a number the other does not. The rows of the summed counters
+ * come from their one list (ENC_TSTAT_COUNTERS, stats_counters.h). The same
+ * top lists (sequences by launch calls saved, divergence reasons by count)
+ * serve both. */
 #ifndef ENCORE_REPORT_FIELDS_H
 #define ENCORE_REPORT_FIELDS_H
 
@@ -36,6 +38,7 @@ typedef struct enc_count_group {
 } enc_count_group;
 
 #define ENC_NO_WHOLE ((size_t)-1)
+#define ENC_WHOLE(count) offsetof(enc_summary, count) /* a row's whole (stats_counters.h's column too) */
 
 typedef struct enc_report_field {
     enum enc_field_kind kind;

@@ -102,46 +102,14 @@ void enc_stats_snapshot(enc_summary *s) {
     memset(by_cause, 0, sizeof by_cause);
     for (enc_tstats *t = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE); t; t = t->next) {
 #define RD(f) __atomic_load_n(&t->f, __ATOMIC_RELAXED)
+#define SUM(name, label, whole, meaning) s->name += RD(name);
+        ENC_TSTAT_COUNTERS(SUM) /* the summed counters (stats_counters.h), then the arrays */
+#undef SUM
         for (int i = 0; i < ENC_CLASS_COUNT; i++) s->calls[i] += RD(calls[i]);
-        s->launches_seen += RD(launches_seen);
-        s->launches_replayed += RD(launches_replayed);
-        s->launches_eager += RD(launches_eager);
-        s->graph_launches += RD(graph_launches);
-        s->graph_launches_patched += RD(graph_launches_patched);
-        s->nodes_patched += RD(nodes_patched);
-        s->graph_structures += RD(graph_structures);
-        s->divergences += RD(divergences);
         for (int i = 0; i < ENC_DIV_KIND_COUNT; i++) s->divergences_by_kind[i] += RD(divergences_by_kind[i]);
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
         for (int i = 0; i < ENC_EAGER_REASON_COUNT; i++) s->eager_by[i] += RD(eager_by[i]);
         for (int i = 0; i < ENC_LEARN_OUTCOME_COUNT; i++) s->learnt[i] += RD(learnt[i]);
-        s->deferred_ns += RD(deferred_ns);
-        s->deferred_samples += RD(deferred_samples);
-        s->release_ns += RD(release_ns);
-        s->release_samples += RD(release_samples);
-        s->holds += RD(holds);
-        s->holds_replayed += RD(holds_replayed);
-        s->held_unpaid_ns += RD(held_unpaid_ns);
-        s->holds_given_up += RD(holds_given_up);
-        s->holds_resumed += RD(holds_resumed);
-        s->streams_left_alone += RD(streams_left_alone);
-        s->streams_rested += RD(streams_rested);
-        s->launches_unrecorded += RD(launches_unrecorded);
-        s->streams_rested_losing += RD(streams_rested_losing);
-        s->streams_rested_own_graphs += RD(streams_rested_own_graphs);
-        s->streams_rested_process += RD(streams_rested_process);
-        s->program_graph_launches += RD(program_graph_launches);
-        s->switched_off += RD(switched_off);
-        s->launches_passive += RD(launches_passive);
-        s->graphs_replayed += RD(graphs_replayed);
-        s->captures_given_up += RD(captures_given_up);
-        s->captures_refused += RD(captures_refused);
-        s->launch_ns += RD(launch_ns);
-        s->launch_samples += RD(launch_samples);
-        s->record_ns += RD(record_ns);
-        s->record_samples += RD(record_samples);
-        s->replay_ns += RD(replay_ns);
-        s->capture_ns += RD(capture_ns);
         for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);
 #undef RD
     }

@@ -1,7 +1,9 @@
 /* encore: statistics kept by the engine and read by the report.
  *
  * Hot-path counters live in per-thread blocks (plain relaxed stores, no
- * locked instructions); enc_stats_snapshot() adds them up. Rare events
+ * locked instructions); enc_stats_snapshot() adds them up. Those that are
+ * one uint64_t each come from one list, ENC_TSTAT_COUNTERS
+ * (core/observe/stats_counters.h), which also gives their report rows. Rare events
  * (captures, divergences) are recorded under the engine's locks.
  *
  * Floor rule (core/observe/, the lowest floor of the engine: statistics,
@@ -16,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/enums.h"
+#include "core/observe/stats_counters.h"
 
 #define ENC_FLUSH_CALLS_TOP 5 /* flush points listed by CUDA call */
 #define ENC_MAX_CAUSES 1024   /* entry ids a flush can be attributed to */
@@ -34,19 +37,12 @@ typedef struct enc_stream_time {
 } enc_stream_time;
 
 typedef struct enc_summary {
-    uint64_t calls[ENC_CLASS_COUNT]; /* hook calls per class (the program's own calls) */
-    uint64_t launches_seen;          /* every kernel launch the program made */
-    uint64_t launches_replayed;      /* of those, issued as part of a graph */
-    uint64_t launches_eager;         /* issued one by one (never held or held then released) */
+    ENC_TSTAT_COUNTERS(ENC_TSTAT_FIELD) /* the summed counters, one list (stats_counters.h); the rest: */
+    uint64_t calls[ENC_CLASS_COUNT];    /* hook calls per class (the program's own calls) */
     uint64_t graphs_captured;
-    uint64_t graph_launches;         /* replays */
-    uint64_t graph_launches_patched; /* of those, with changed arguments patched into the graph first */
-    uint64_t nodes_patched;          /* nodes those patches wrote (patches per patched replay: / the above) */
-    uint64_t graph_structures;       /* places (structures) that got a first graph: graphs per structure */
     uint64_t graphs_evicted;
     uint64_t capture_failures;
     uint64_t oom_retries; /* program allocations made again after encore freed its graphs for memory */
-    uint64_t divergences;
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];  /* times held launches were released, per reason */
     uint64_t eager_by[ENC_EAGER_REASON_COUNT]; /* launches_eager, by why */
@@ -55,33 +51,8 @@ typedef struct enc_summary {
     int n_flush_calls;
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
-    uint64_t deferred_ns; /* CPU time of recording and holding a held launch (sampled), without release_ns */
-    uint64_t deferred_samples;
-    uint64_t release_ns;            /* CPU time of sequence ends a sampled launch caused (release, replay, learning) */
-    uint64_t release_samples;       /* those ends (full, or the anchor came again) */
-    uint64_t holds;                 /* holds that ended (core/graphs/hold.c) */
-    uint64_t holds_replayed;        /* of those, in a replay */
-    uint64_t held_unpaid_ns;        /* time launches were held in holds that did not replay */
-    uint64_t holds_given_up;        /* times holding at a start was given up */
-    uint64_t holds_resumed;         /* times it was tried again (back-off, or a new graph there) */
-    uint64_t streams_left_alone;    /* times a stream's launches came further apart than ENCORE_MAX_GAP */
-    uint64_t streams_rested;        /* times a stream's launches replayed nothing and stopped being recorded (rest.c) */
-    uint64_t launches_unrecorded;   /* launches passed through while their stream rested */
-    uint64_t streams_rested_losing; /* of streams_rested, because its windows lost time (rest.c) */
-    uint64_t streams_rested_own_graphs; /* of streams_rested, decided at the program's own graph launch */
-    uint64_t streams_rested_process;    /* of streams_rested, new streams of a process whose streams did not pay */
-    uint64_t program_graph_launches;    /* graphs the program launched itself (cuGraphLaunch) */
-    uint64_t switched_off;              /* times the program switched encore off (encoreSetActive(0)) */
-    uint64_t launches_passive;          /* launches made while it was switched off (issued, counted) */
-    uint64_t graphs_replayed;           /* graphs that replayed at least once */
-    uint64_t captured_never_replayed;   /* graphs_captured - graphs_replayed (so far) */
-    uint64_t captures_given_up;         /* times capturing at a start whose graphs never replayed was given up */
-    uint64_t captures_refused;          /* captures due there and not made meanwhile */
-    /* Time (core/observe/stats.c enc_stats_time): measured inputs, then the estimate. */
-    uint64_t launch_ns, launch_samples;         /* the driver's time in sampled eager launches */
-    uint64_t record_ns, record_samples;         /* encore's time recording those (sampled ones alone) */
-    uint64_t replay_ns;                         /* patching and launching graphs (every replay) */
-    uint64_t capture_ns;                        /* capturing and instantiating (every capture, failed ones too) */
+    uint64_t captured_never_replayed; /* graphs_captured - graphs_replayed (so far) */
+    /* Time (core/streams/worth.c enc_stats_time): the estimate, from the measured inputs (ENC_TSTAT_TIME...). */
     uint64_t per_launch_ns;                     /* launch_ns / launch_samples */
     uint64_t recording_ns;                      /* estimate: launches recorded x encore's time recording one */
     uint64_t time_saved_ns;                     /* launches_replayed x per_launch_ns */
@@ -126,21 +97,13 @@ int enc_stats_touched(void);
  * Per-thread counters: only the owning thread writes (relaxed atomic stores,
  * no locked instruction); snapshots read them with relaxed loads. */
 typedef struct enc_tstats {
+    ENC_TSTAT_COUNTERS(ENC_TSTAT_FIELD) /* the summed counters, one list (stats_counters.h); the arrays: */
     uint64_t calls[ENC_CLASS_COUNT];
-    uint64_t launches_seen, launches_replayed, launches_eager, graph_launches, graph_launches_patched;
-    uint64_t nodes_patched, graph_structures;
-    uint64_t divergences, divergences_by_kind[ENC_DIV_KIND_COUNT];
+    uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t eager_by[ENC_EAGER_REASON_COUNT];
     uint64_t learnt[ENC_LEARN_OUTCOME_COUNT];
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
-    uint64_t deferred_ns, deferred_samples, release_ns, release_samples;
-    uint64_t holds, holds_replayed, held_unpaid_ns, holds_given_up, holds_resumed;
-    uint64_t streams_left_alone, switched_off, launches_passive;
-    uint64_t streams_rested, launches_unrecorded, streams_rested_losing;
-    uint64_t streams_rested_own_graphs, program_graph_launches, streams_rested_process;
-    uint64_t graphs_replayed, captures_given_up, captures_refused;
-    uint64_t launch_ns, launch_samples, replay_ns, capture_ns, record_ns, record_samples;
     int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */
     struct enc_tstats *next;
 } enc_tstats;

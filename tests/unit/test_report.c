@@ -9,6 +9,7 @@
  * that the summary's numbers equal the table's. Scenarios that need fresh
  * once-only state (init, exit) run in a forked child. */
 #include "core/observe/report.h"
+#include "core/observe/report_fields.h"
 #include "base/log.h"
 #include "policy/options.h"
 #include "testhelper.h"
@@ -112,6 +113,45 @@ static void fill_fake(void)
     fake_divs[3] = (enc_div_info){ENC_DIV_SHORT, "layernorm", NULL, -1, 9, 2};
     fake_divs[4] = (enc_div_info){ENC_DIV_KERNEL, nasty_name, NULL, -1, 1, 1};
     fake_touched = 1;
+}
+
+/* ---- the summed counters' one list ------------------------------------------------ */
+
+/* One row of ENC_TSTAT_COUNTERS (core/observe/stats_counters.h), as the report should show it. */
+typedef struct counter_row {
+    const char *name, *label;
+    size_t off, whole;
+} counter_row;
+#define COUNTER_ROW(name, label, whole, meaning) {#name, label, offsetof(enc_summary, name), whole},
+static const counter_row counters[] = {ENC_TSTAT_COUNTERS(COUNTER_ROW)};
+static const counter_row unreported[] = {ENC_TSTAT_UNREPORTED(COUNTER_ROW)};
+#undef COUNTER_ROW
+
+static int same_label(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Rows of enc_report_fields under c's name; each must be c's, as its list row says. */
+static int field_rows_of(const counter_row *c)
+{
+    int n = 0;
+    for (int i = 0; i < enc_report_nfields; i++) {
+        const enc_report_field *f = &enc_report_fields[i];
+        if (strcmp(f->key, c->name) != 0)
+            continue;
+        n++;
+        EXPECT(f->kind == ENC_FIELD_COUNT && f->off == c->off && f->whole == c->whole && same_label(f->label, c->label));
+    }
+    return n;
+}
+
+static int is_unreported(const char *name)
+{
+    for (size_t i = 0; i < sizeof unreported / sizeof unreported[0]; i++)
+        if (strcmp(unreported[i].name, name) == 0)
+            return 1;
+    return 0;
 }
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -518,6 +558,16 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(t, "\n    per sequence end at a launch           2.50 us  (average of 1,000 sampled)\n");
         EXPECT_STR_LACKS(t, "hook calls by class");
         EXPECT_STR_CONTAINS(t, "\n\n  note: some captures failed");
+    }
+
+    TEST("report: every summed counter has one field row under its own name, the unreported ones none") {
+        /* a part of the list that report.c leaves out would go missing from the JSON and the table */
+        for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+            int rows = field_rows_of(&counters[i]), want = is_unreported(counters[i].name) ? 0 : 1;
+            if (!EXPECT(rows == want))
+                printf("       %s: %d rows, want %d\n", counters[i].name, rows, want);
+        }
+        EXPECT(sizeof counters / sizeof counters[0] > sizeof unreported / sizeof unreported[0]);
     }
 
     TEST("report: top sequences ordered by launch calls saved, names cleaned") {
