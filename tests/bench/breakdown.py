@@ -48,11 +48,9 @@ graph launch a sequence): the breakdown explains, the switch benchmark without t
 """
 import argparse
 import bisect
-import glob
 import json
 import os
 import re
-import site
 import statistics
 import struct
 import subprocess
@@ -61,6 +59,8 @@ import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "gpu"))
+from cupti_path import pip_cupti  # noqa: E402  (tests/gpu/cupti_path.py: the GPU tests' lookup too)
 
 # ---------------------------------------------------------------- the trace file --------
 
@@ -558,23 +558,6 @@ def write_outputs(results, out_dir):
         json.dump(results, f, indent=1, default=str)
     with open(os.path.join(out_dir, "breakdown-table.txt"), "w") as f:
         f.write(short_table(results) + "\n")
-
-
-def pip_cupti():
-    """The CUPTI of the pip nvidia packages (the one torch brings), newest major first."""
-    dirs = []
-    try:
-        dirs += site.getsitepackages()
-    except Exception:
-        pass
-    dirs += [p for p in sys.path if p.endswith("-packages")]
-    found = []
-    for d in dict.fromkeys(dirs):
-        for pat in ("nvidia/cu13/lib/libcupti.so*", "nvidia/cuda_cupti/lib/libcupti.so*", "nvidia/*/lib/libcupti.so*"):
-            found += [f for f in glob.glob(os.path.join(d, pat)) if os.path.isfile(f)]
-    found = list(dict.fromkeys(found))
-    found.sort(key=lambda f: (-int((re.search(r"\.so\.(\d+)", f) or [0, 0])[1]), len(f)))
-    return found[0] if found else None
 
 
 def find_file(build, name):

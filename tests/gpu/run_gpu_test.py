@@ -33,10 +33,12 @@ import os
 import re
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cupti_path import pip_cupti  # noqa: E402  (the GPU tests' and the breakdown's one lookup)
 
 SKIP = 77
 
@@ -154,28 +156,6 @@ def gpu_problem():
     if rc != 0 or count.value <= 0:
         return f"no CUDA device (cuDeviceGetCount rc {rc}, count {count.value})"
     return None
-
-
-def pip_cupti():
-    dirs = []
-    try:
-        dirs += site.getsitepackages()
-    except Exception:
-        pass
-    try:
-        dirs.append(site.getusersitepackages())
-    except Exception:
-        pass
-    dirs += [p for p in sys.path if p.endswith("-packages")]
-    found = []
-    for d in dict.fromkeys(dirs):
-        for pat in ("nvidia/cu13/lib/libcupti.so*", "nvidia/cuda_cupti/lib/libcupti.so*",
-                    "nvidia/*/lib/libcupti.so*"):
-            found += glob.glob(os.path.join(d, pat))
-    found = [f for f in dict.fromkeys(found) if os.path.isfile(f)]
-    # newest major first (.so.13 before .so.12), shortest name first within one
-    found.sort(key=lambda f: (-int((re.search(r"\.so\.(\d+)", f) or [0, 0])[1]), len(f)))
-    return found[0] if found else None
 
 
 def choose_cupti(args, is_python):
