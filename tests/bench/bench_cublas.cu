@@ -15,10 +15,12 @@
 // warm-up and the checksum, B timed blocks of S iterations run, block i as letter
 // schedule[i % len] says (tests/bench/encore_switch.h): E as it is, P encore
 // switched off (passive), A encore switched on, G encore off and the
-// iteration replayed as the program's own graph. Output:
+// iteration replayed as the program's own graph, B encore off and every launch
+// skipped by libskiplaunch.so preloaded before encore (the launch-free bound in
+// the same process; the outputs are garbage after it, the checksum comes first). Output:
 //   BLOCK workload=cublas i=<i> state=<letter> steps=<S> us_per_step=<f> t0_ns=<ns> t1_ns=<ns>
 // (t0_ns, t1_ns: CLOCK_MONOTONIC at the block's start and end, for tests/bench/breakdown.py)
-//   RESULT workload=cublas status=ok checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1>
+//   RESULT workload=cublas status=ok checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1> bound_switch=<0|1>
 //
 // Output: one line
 //   RESULT bench=cublas ... us_per_iter=<f> cpu_ns_per_launch=<f> checksum=<hex>
@@ -180,11 +182,16 @@ int main(int argc, char **argv) {
     int calls_per_iter = 0;
     if (schedule) {
         for (const char *c = schedule; *c; c++)
-            if (!strchr("EPAG", *c)) { fprintf(stderr, "bench_cublas: schedule letters are E, P, A, G\n"); return 2; }
+            if (!strchr("EPAGB", *c)) { fprintf(stderr, "bench_cublas: schedule letters are E, P, A, G, B\n"); return 2; }
         if (!*schedule) { fprintf(stderr, "bench_cublas: empty schedule\n"); return 2; }
         graph = strchr(schedule, 'G') != NULL; /* the program's own graph, for G blocks */
     }
     encore_switch_fn sw = schedule ? encore_switch_find() : NULL;
+    encore_switch_fn skip = schedule ? skiplaunch_switch_find() : NULL; /* B blocks */
+    if (schedule && strchr(schedule, 'B') && !skip) {
+        printf("RESULT workload=cublas status=error error=no_skiplaunch_switch_for_B_blocks\n");
+        return 1;
+    }
     if (graph) {
         uint64_t t0 = bench_now_ns();
         cudaGraph_t g;
@@ -214,7 +221,7 @@ int main(int argc, char **argv) {
         size_t len = strlen(schedule);
         for (int b = 0; b < blocks; b++) {
             char letter = schedule[(size_t)b % len];
-            if (letter != 'E' && encore_switch_set(sw, letter == 'A') != 0) {
+            if (encore_block_set(sw, skip, letter) != 0) {
                 printf("RESULT workload=cublas status=error error=switch_failed\n");
                 return 1;
             }
@@ -230,7 +237,7 @@ int main(int argc, char **argv) {
                    steps, us[b], (unsigned long long)t0, (unsigned long long)t1);
             fflush(stdout);
         }
-        encore_switch_set(sw, 1);
+        encore_block_set(sw, skip, 'A');
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         double *sorted = (double *)malloc((size_t)blocks * sizeof *sorted);
@@ -243,8 +250,8 @@ int main(int argc, char **argv) {
                 sorted[j - 1] = t;
             }
         printf("RESULT workload=cublas status=ok checksum=%016llx us_per_step=%.3f blocks=%d steps=%d "
-               "calls_per_iter=%d switch=%d\n",
-               (unsigned long long)hsum, sorted[blocks / 2], blocks, steps, calls_per_iter, sw != NULL);
+               "calls_per_iter=%d switch=%d bound_switch=%d\n",
+               (unsigned long long)hsum, sorted[blocks / 2], blocks, steps, calls_per_iter, sw != NULL, skip != NULL);
         return 0;
     }
     uint64_t w0 = bench_now_ns(), first_ns = 0;

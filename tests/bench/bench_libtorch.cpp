@@ -16,6 +16,8 @@
 // after the warm-up, check-steps steps run and the checksum of the last output is printed,
 // then B timed blocks of N steps; block i runs as letter schedule[i % len] says:
 //   E as it is   P encore switched off   A encore switched on   G encore off, the graph mode
+//   B encore off, every launch skipped (the launch-free bound: LD_PRELOAD=libskiplaunch.so:libencore.so
+//     SKIPLAUNCH_SWITCH=1; outputs are garbage after it, the checksum is taken before the blocks)
 // (tests/bench/encore_switch.h: the switch answers only where libencore.so is preloaded).
 //   BLOCK workload=W i=I state=L steps=N us_per_step=F t0_ns=NS t1_ns=NS
 //          (CLOCK_MONOTONIC at the block's start and end, for tests/bench/breakdown.py)
@@ -184,14 +186,17 @@ Args parse(int argc, char **argv) {
         else throw std::runtime_error("unknown argument " + k);
     }
     if (a.workload != "transformer" && a.workload != "aoti") throw std::runtime_error("--workload transformer|aoti");
-    if (a.schedule.empty() || a.schedule.find_first_not_of("EPAG") != std::string::npos)
-        throw std::runtime_error("--schedule takes the letters E, P, A and G");
+    if (a.schedule.empty() || a.schedule.find_first_not_of("EPAGB") != std::string::npos)
+        throw std::runtime_error("--schedule takes the letters E, P, A, G and B");
     if (a.blocks < 1 || a.steps < 1 || a.warmup < 0 || a.check_steps < 1) throw std::runtime_error("bad counts");
     return a;
 }
 
 int run(const Args &a) {
     encore_switch_fn sw = encore_switch_find();
+    encore_switch_fn skip = skiplaunch_switch_find(); // B blocks
+    if (a.schedule.find('B') != std::string::npos && !skip)
+        throw std::runtime_error("B blocks need libskiplaunch.so preloaded with SKIPLAUNCH_SWITCH=1");
     std::string name = a.workload == "aoti" ? "aoti-cpp" : "libtorch";
     c10::InferenceMode inference;
     at::manual_seed(0);
@@ -247,7 +252,7 @@ int run(const Args &a) {
     for (int b = 0; b < a.blocks; b++) {
         char state = a.schedule[size_t(b) % a.schedule.size()];
         if (state == 'G' && !gstep) continue;
-        if (state != 'E') encore_switch_set(sw, state == 'A');
+        if (encore_block_set(sw, skip, state) != 0) throw std::runtime_error("encoreSetActive or skiplaunchSetActive failed");
         const Step &fn = state == 'G' ? gstep : step;
         uint64_t t0 = mono_ns();
         for (int i = 0; i < a.steps; i++) fn(), sync();
@@ -258,13 +263,13 @@ int run(const Args &a) {
                     state, a.steps, us, (unsigned long long)t0, (unsigned long long)t1);
         std::fflush(stdout);
     }
-    encore_switch_set(sw, 1);
+    encore_block_set(sw, skip, 'A');
     std::vector<double> s = per;
     std::sort(s.begin(), s.end());
     double med = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
     std::printf("RESULT workload=%s status=ok checksum=%s us_per_step=%.3f blocks=%d steps=%d warmup_s=%.1f "
-                "switch=%d total_steps=%d mem_start_mb=%.1f mem_warm_mb=%.1f mem_graph_mb=%.1f%s%s\n",
-                name.c_str(), csum.c_str(), med, a.blocks, a.steps, warm_s, sw ? 1 : 0,
+                "switch=%d bound_switch=%d total_steps=%d mem_start_mb=%.1f mem_warm_mb=%.1f mem_graph_mb=%.1f%s%s\n",
+                name.c_str(), csum.c_str(), med, a.blocks, a.steps, warm_s, sw ? 1 : 0, skip ? 1 : 0,
                 a.warmup + a.check_steps + a.blocks * a.steps, mem_start, mem_warm, mem_graph,
                 graph_error.empty() ? "" : " graph_error=", graph_error.c_str());
     std::fflush(stdout);

@@ -33,10 +33,15 @@
  *   D  encore off and bypassed: launches and syncs through the driver's own
  *      entry points (tests/bench/direct_driver.h), exactly as without encore:
  *      "eager" in the same process as the other blocks
+ *   B  the launch-free bound: encore off and every launch skipped by
+ *      libskiplaunch.so, preloaded before encore (LD_PRELOAD=libskiplaunch.so:
+ *      libencore.so SKIPLAUNCH_SWITCH=1; tests/bench/skip_launch.c); P and A
+ *      blocks then launch as usual. x and y are garbage after a B block: the
+ *      checksum is taken before the timed blocks.
  * Output:
  *   BLOCK workload=native-<pattern> i=<i> state=<letter> steps=<S> us_per_step=<f> t0_ns=<ns> t1_ns=<ns>
  *   (t0_ns, t1_ns: CLOCK_MONOTONIC at the block's start and end, for tests/bench/breakdown.py)
- *   RESULT workload=native-<pattern> checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1>
+ *   RESULT workload=native-<pattern> checksum=<hex> us_per_step=<median> blocks=<B> switch=<0|1> bound_switch=<0|1>
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -246,9 +251,9 @@ int main(int argc, char **argv) {
     B.random = !strcmp(pattern, "random");
     B.repeat = !strcmp(pattern, "repeat") || B.ring || B.stepc;
     if (!module || (!B.repeat && !B.random && strcmp(pattern, "norepeat")) || B.k < 1 || blocks < 1 || steps < 1 || !*schedule ||
-        strspn(schedule, "EPAGD") != strlen(schedule)) {
+        strspn(schedule, "EPAGDB") != strlen(schedule)) {
         fprintf(stderr, "bench_native: usage: --module PATH [--pattern norepeat|random|repeat|ring|step] "
-                        "[--schedule E|PA|PAG|DAP...]\n");
+                        "[--schedule E|PA|PAG|DAP|PAB...]\n");
         return 2;
     }
     int want_graph = strchr(schedule, 'G') != NULL;
@@ -257,6 +262,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     encore_switch_fn sw = encore_switch_find();
+    encore_switch_fn skip = skiplaunch_switch_find(); /* B blocks: libskiplaunch.so's switch */
+    if (strchr(schedule, 'B') && !skip) {
+        printf("RESULT workload=native-%s status=error error=no_skiplaunch_switch_for_B_blocks\n", pattern);
+        return 1;
+    }
     load_driver();
     if (strchr(schedule, 'D') && (!d_cuLaunchKernel || !d_cuStreamSynchronize)) {
         printf("RESULT workload=native-%s status=error error=driver_entry_points_not_found_for_D_blocks\n", pattern);
@@ -317,8 +327,8 @@ int main(int argc, char **argv) {
     for (int b = 0; b < blocks; b++) {
         char st = schedule[b % len];
         B.direct = st == 'D';
-        if (st != 'E' && encore_switch_set(sw, st == 'A') != 0) {
-            fprintf(stderr, "bench_native: encoreSetActive failed\n");
+        if (encore_block_set(sw, skip, st) != 0) {
+            fprintf(stderr, "bench_native: encoreSetActive or skiplaunchSetActive failed\n");
             return 1;
         }
         uint64_t t0 = bench_now_ns();
@@ -330,10 +340,11 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     B.direct = 0;
-    encore_switch_set(sw, 1);
+    encore_block_set(sw, skip, 'A');
     qsort(us, (size_t)blocks, sizeof *us, cmp_double);
-    printf("RESULT workload=native-%s status=ok checksum=%016llx us_per_step=%.3f blocks=%d steps=%d k=%d switch=%d\n",
-           pattern, (unsigned long long)sum, us[blocks / 2], blocks, steps, B.k, sw != NULL);
+    printf("RESULT workload=native-%s status=ok checksum=%016llx us_per_step=%.3f blocks=%d steps=%d k=%d switch=%d "
+           "bound_switch=%d\n",
+           pattern, (unsigned long long)sum, us[blocks / 2], blocks, steps, B.k, sw != NULL, skip != NULL);
     free(us);
     return 0;
 }

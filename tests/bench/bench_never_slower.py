@@ -62,6 +62,9 @@ steps; block i runs as letter schedule[i % len] says (tests/bench/encore_switch.
     E  as it is                 P  encore switched off      A  encore switched on
     G  encore off, the framework's graph mode (built after the check, from a second,
        identical model)
+    B  encore off and every kernel launch skipped: the launch-free bound in the same process
+       (LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1; outputs are garbage
+       after it, the checksum is taken before the blocks)
 A workload whose make_graph is None (or returns None) has no graph mode: its G blocks are left
 out. BENCH_WATCHDOG_S (default 540) bounds a process: past it, the stacks go to stderr, a RESULT
 line with status=error is printed and the process exits 1 (a hung NCCL or compile never hangs
@@ -987,6 +990,8 @@ def run(args):
     name = args.workload
     steps = args.steps or DEFAULT_STEPS[name]
     note(f"{name}: building (encore switch {'found' if encore_switch.available() else 'absent'})")
+    if "B" in args.schedule and not encore_switch.skiplaunch_available():
+        raise RuntimeError("B blocks need libskiplaunch.so preloaded with SKIPLAUNCH_SWITCH=1")
     step, sync, checksum_of, make_graph = BUILDERS[name]()
     if make_graph is None:
         note(f"{name}: no graph mode of its own (G blocks are left out)")
@@ -1021,8 +1026,7 @@ def run(args):
         state = args.schedule[b % len(args.schedule)]
         if state == "G" and gstep is None:
             continue
-        if state != "E":
-            encore_switch.set_active(state == "A")
+        encore_switch.set_block(state)
         fn = gstep if state == "G" else step
         t0_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the clock of tests/bench/timeline.c
         for _ in range(steps):
@@ -1033,9 +1037,10 @@ def run(args):
         per.append(us)
         print(f"BLOCK workload={name} i={b} state={state} steps={steps} us_per_step={us:.3f} t0_ns={t0_ns} t1_ns={t1_ns}",
               flush=True)
-    encore_switch.set_active(True)
+    encore_switch.set_block("A")
     print(f"RESULT workload={name} status=ok checksum={csum} us_per_step={statistics.median(per):.3f} "
           f"blocks={args.blocks} steps={steps} warmup_s={warm_s:.1f} switch={int(encore_switch.available())} "
+          f"bound_switch={int(encore_switch.skiplaunch_available())} "
           f"total_steps={args.warmup + args.check_steps + args.blocks * steps} "
           f"mem_start_mb={mem_start:.1f} mem_warm_mb={mem_warm:.1f} mem_graph_mb={mem_graph:.1f}"
           + (f" graph_error={graph_error}" if graph_error else "")
@@ -1066,14 +1071,14 @@ def start_watchdog(workload, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", required=True, choices=sorted(BUILDERS))
-    ap.add_argument("--schedule", default="E", help="block letters, cycled: E, P, A, G (default E)")
+    ap.add_argument("--schedule", default="E", help="block letters, cycled: E, P, A, G, B (default E)")
     ap.add_argument("--blocks", type=int, default=9)
     ap.add_argument("--steps", type=int, default=None, help="steps per block (default per workload)")
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--check-steps", type=int, default=5)
     args = ap.parse_args()
-    if not re.fullmatch(r"[EPAG]+", args.schedule):
-        ap.error("--schedule takes the letters E, P, A and G")
+    if not re.fullmatch(r"[EPAGB]+", args.schedule):
+        ap.error("--schedule takes the letters E, P, A, G and B")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     start_watchdog(args.workload, float(os.environ.get("BENCH_WATCHDOG_S", "540")))

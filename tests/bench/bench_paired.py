@@ -14,6 +14,12 @@ decides nothing. Two ways to pair:
           switch cannot turn off); encore/eager is then (A/P) x (off/eager), its interval
           bootstrapped over both samples.
 
+The launch-free bound in the same process (variant encore+bound; issue 31): LD_PRELOAD=
+libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1, schedule PAB repeated: P both pass (encore passive,
+every launch made), A encore active, B encore passive and every launch skipped (tests/bench/skip_launch.c).
+encore / bound = (P/A speedup) / (P/B speedup) per adjacent triple (P, A, B; P the mean of the nearest P
+blocks before and after the pair), median with a bootstrap 95% interval: no process-to-process noise in it.
+
 Native workloads (bench_native) also run blocks "D" that bypass encore altogether (the driver's
 own entry points, tests/bench/direct_driver.h): there every ratio is taken in-process against the
 nearest D blocks, eager included: encore (A/D), its graph mode (G/D), and encore-off (E/D, from a
@@ -141,6 +147,7 @@ VARIANTS = {
     "encore-budget60": {"ENCORE_HOLD_BUDGET": "60us"},   # between the two
     "encore-min2": {"ENCORE_MIN_REPEATS": "2"},          # the default before 2026-11-26 (evening): captured at the 2nd sighting
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
+    "encore+bound": {},  # libskiplaunch.so before libencore.so (env() says so), schedule PAB: B blocks skip
 }
 VARIANT_NOTES = {
     "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
@@ -156,7 +163,11 @@ VARIANT_NOTES = {
     "encore-min2": "ENCORE_MIN_REPEATS=2: a sequence captured when it comes the second time (the default before 3)",
     "launch-free": "no encore: LD_PRELOAD=libskiplaunch.so SKIPLAUNCH_SWITCH=1, its A blocks skip every kernel "
                    "launch (the GPU does nothing): the launch-free bound, what no launch interposer can beat",
+    "encore+bound": "LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1, blocks P (both pass), A (encore "
+                    "active), B (encore passive, every launch skipped): encore against the launch-free bound in one "
+                    "process",
 }
+BOUND_TARGET = 0.9  # issue 31: encore / launch-free bound >= 0.9
 
 
 # ---------------------------------------------------------------- statistics -----
@@ -206,6 +217,33 @@ def block_ratios(blocks, letter, ref="P"):
         if near:
             out.append(b["us"] / statistics.mean(near))
     return out
+
+
+def triple_ratios(blocks):
+    """encore / bound per adjacent triple: a P block followed by an A and a B block (either order),
+    (P/A) / (P/B) with P the mean of that P block and the nearest P block after the pair."""
+    out = []
+    for i in range(1, len(blocks) - 1):
+        x, y = blocks[i], blocks[i + 1]
+        if blocks[i - 1]["state"] != "P" or {x["state"], y["state"]} != {"A", "B"}:
+            continue
+        after = next((blocks[j]["us"] for j in range(i + 2, len(blocks)) if blocks[j]["state"] == "P"), None)
+        near = [v for v in (blocks[i - 1]["us"], after) if v]
+        p = statistics.mean(near) if near else None
+        a, b = (x, y) if x["state"] == "A" else (y, x)
+        if p and a["us"] and b["us"]:
+            out.append((p / a["us"]) / (p / b["us"]))
+    return out
+
+
+def bound_verdict(ci, target=BOUND_TARGET):
+    if ci is None:
+        return "no interval (fewer than 2 triples)"
+    if ci[0] >= target:
+        return f"at least {target} at 95%"
+    if ci[1] < target:
+        return f"BELOW {target} at 95%"
+    return f"not shown (the interval crosses {target})"
 
 
 def summarize(ratios):
@@ -271,6 +309,9 @@ class Paired:
             env["SKIPLAUNCH_SWITCH"] = "1"
         elif extra is not None:
             env["LD_PRELOAD"] = self.libs["encore"]
+            if variant == "encore+bound":  # skiplaunch first: launches reach it, then (passed on) encore
+                env["LD_PRELOAD"] = self.libs["skiplaunch"] + ":" + self.libs["encore"]
+                env["SKIPLAUNCH_SWITCH"] = "1"
             env.update(extra)
             if variant != "encore-off":
                 log_path = os.path.join(self.out, "paired-logs", f"{tag}.%p.jsonl")
@@ -337,6 +378,8 @@ class Paired:
     def switch_schedule(self, w, v, blocks_sw):
         """The block letters and count of a switch process of workload w, variant v."""
         native = WORKLOADS[w][0] == "native"
+        if v == "encore+bound":  # triples P A B; no D or G blocks: the ratio is taken within the triple
+            return "PAB", ((6 if self.args.quick else 24) if native else blocks_sw // 3) * 3 + 1
         sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"  # launch-free: P launches, A skips
         if native:  # every ratio against D blocks (eager in-process): encore-off is E/D
             sched = "DE" if v == "encore-off" else "D" + sched
@@ -373,7 +416,7 @@ class Paired:
                 self.write_report(workloads, variants)
             pair_variants = ["eager", "encore-off"]
         else:
-            pair_variants = ["eager"] + [v for v in variants if v not in ("eager", "launch-free")]
+            pair_variants = ["eager"] + [v for v in variants if v not in ("eager", "launch-free", "encore+bound")]
         blocks_pair = 3 if quick else 5
         for rnd in range(rounds):  # phase 2: interleaved process pairs, round-robin over the workloads
             ran = False
@@ -413,6 +456,12 @@ class Paired:
                 g_ratios = [x for p in sw for x in block_ratios(p["blocks"], "G")]
                 cell = {"pairs": summarize(pr), "switch": summarize(a_ratios), "graph_vs_passive": summarize(g_ratios),
                         "_pairs": pr, "_switch": a_ratios, "_graph": g_ratios}
+                if any(b["state"] == "B" for p in sw for b in p["blocks"]):  # the bound in the same process
+                    t = [x for p in sw for x in triple_ratios(p["blocks"])]
+                    cell["bound"] = summarize([x for p in sw for x in block_ratios(p["blocks"], "B")])
+                    cell["encore_vs_bound"] = summarize(t)
+                    if cell["encore_vs_bound"]:
+                        cell["encore_vs_bound"]["verdict"] = bound_verdict(cell["encore_vs_bound"]["ci"])
                 if any(b["state"] == "D" for p in sw for b in p["blocks"]):  # eager in the same process
                     d = {k: [x for p in sw for x in block_ratios(p["blocks"], k, "D")] for k in "AEGP"}
                     cell["direct"] = {k: summarize(x) for k, x in d.items() if x}
@@ -680,6 +729,19 @@ def report_md(rows, args, notes):
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
                          f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} | "
                          f"{'—' if rb is None else f'{rb:.1f}'} |")
+    brows = [(r, c) for r in rows for v, c in r["variants"].items() if c.get("encore_vs_bound")]
+    if brows:
+        L += ["", "## encore against the launch-free bound, in one process (variant encore+bound)", "",
+              "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B repeated: P both pass "
+              "(encore passive, every launch made), A encore active, B encore passive and every kernel launch "
+              "skipped (the launch-free bound). Speedups over the nearest P blocks; encore / bound = (P/A) / (P/B) "
+              f"per adjacent triple, median with a bootstrap 95% interval (issue 31 asks for >= {BOUND_TARGET}).", "",
+              "| workload | encore speedup (P/A) | bound speedup (P/B) | encore / bound | triples | verdict | "
+              "replay % (timed active blocks) |", "|---|---|---|---|---|---|---|"]
+        for r, c in brows:
+            eb, rb = c["encore_vs_bound"], c.get("replay_pct_blocks")
+            L.append(f"| {r['workload']} | {fmt_speedup(c.get('switch'))} | {fmt_speedup(c.get('bound'))} | "
+                     f"{fmt_ratio(eb)} | {eb['n']} | {eb['verdict']} | {'—' if rb is None else f'{rb:.1f}'} |")
     mrows = [r for r in rows if r.get("memory")]
     if mrows:
         L += ["", "## Device memory (MiB in use by the driver's count, medians over processes)", "",
@@ -731,13 +793,19 @@ def report_md(rows, args, notes):
 
 
 def short_table(rows):
-    out = ["workload                                   encore/eager [95%]        replay%  off/eager [95%]"]
+    """One line a workload; the column encore/bound (variant encore+bound, in one process) only where a row
+    has it."""
+    bound = any(r["variants"].get("encore+bound", {}).get("encore_vs_bound") for r in rows)
+    out = ["workload                                   encore/eager [95%]        replay%  off/eager [95%]" +
+           ("           encore/bound [95%]" if bound else "")]
     for r in rows:
         e = r["variants"].get("encore", {}).get("vs_eager")
         o = r.get("off_derived") or r["variants"].get("encore-off", {}).get("vs_eager")
         rp = r["variants"].get("encore", {}).get("replay_pct")
-        out.append(f"{r['label'][:42]:42} {fmt_ratio(e):25} {'—' if rp is None else f'{rp:5.1f}':>7}  "
-                   f"{fmt_ratio(o)}")
+        line = f"{r['label'][:42]:42} {fmt_ratio(e):25} {'—' if rp is None else f'{rp:5.1f}':>7}  {fmt_ratio(o)}"
+        if bound:
+            line = f"{line:100} {fmt_ratio(r['variants'].get('encore+bound', {}).get('encore_vs_bound'))}"
+        out.append(line)
     return "\n".join(out)
 
 

@@ -15,6 +15,22 @@
  * variants become no-ops; every other name gets the real pointer. The same
  * names are also exported directly, for programs linked with -lcuda.
  *
+ * Before encore, in one process (tests/bench/bench_paired.py, variant encore+bound):
+ *
+ *   LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1 program
+ *
+ * The "real" functions are those of the next interposer, not the driver's:
+ * every look-up goes through the dlsym defined next after this library in the
+ * global scope (libencore.so's, glibc's when nothing is preloaded after us),
+ * found once with glibc's dlsym(RTLD_NEXT, "dlsym") called from here. (glibc's
+ * own dlsym is found with dlvsym, which asks for a version and so passes over
+ * an interposer's unversioned dlsym: asking it for libcuda's names would skip
+ * encore.) So cuGetProcAddress here wraps encore's cuGetProcAddress, a launch
+ * passed on reaches encore's wrapper, and encore sees what it sees without us.
+ * A skipped launch never reaches encore. Not chained: dlsym(RTLD_NEXT, name)
+ * asked by the program itself, which glibc resolves after the caller, as
+ * without encore.
+ *
  * SKIPLAUNCH_SWITCH=1 makes it switchable in-process (below).
  * SKIPLAUNCH_REPORT=1 prints "skiplaunch: skipped N launches" at exit. */
 #define _GNU_SOURCE
@@ -54,6 +70,27 @@ static void *real_dlsym(void *handle, const char *name) {
     return f(handle, name);
 }
 
+/* The dlsym next after this library (an interposer preloaded after us, or
+ * glibc's): asked from here, not tail-called, so that RTLD_NEXT means "after
+ * libskiplaunch.so". */
+static dlsym_fn next_dlsym_ptr;
+
+__attribute__((noinline)) static dlsym_fn find_next_dlsym(void) {
+    void *p = real_dlsym(RTLD_NEXT, "dlsym");
+    dlsym_fn f = p ? (dlsym_fn)p : real_dlsym_ptr;
+    __atomic_store_n(&next_dlsym_ptr, f, __ATOMIC_RELEASE);
+    return f;
+}
+
+/* dlsym(handle, name) as the next interposer answers it (encore's wrappers where it is loaded). */
+static void *chain_dlsym(void *handle, const char *name) {
+    dlsym_fn f = __atomic_load_n(&next_dlsym_ptr, __ATOMIC_ACQUIRE);
+    if (!f) f = find_next_dlsym();
+    return f(handle, name);
+}
+
+static void *not_own(void *p); /* below, beside the exports */
+
 static void *libcuda(void) {
     static void *h;
     void *p = __atomic_load_n(&h, __ATOMIC_ACQUIRE);
@@ -69,7 +106,7 @@ static void *real_cuda(const char *name, void **slot) {
     void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!p) {
         void *h = libcuda();
-        p = h ? real_dlsym(h, name) : NULL;
+        p = h ? not_own(chain_dlsym(h, name)) : NULL;
         __atomic_store_n(slot, p, __ATOMIC_RELEASE);
     }
     return p;
@@ -78,11 +115,20 @@ static void *real_cuda(const char *name, void **slot) {
 /* ---- the no-op launches ----------------------------------------------------- */
 
 /* SKIPLAUNCH_SWITCH=1: launches go to the driver until the program switches
- * skipping on through the same in-process switch encore answers
- * (cuGetProcAddress("encoreSetActive"): CUresult fn(int on)), so that a
- * benchmark measures the bound in blocks of one process (tests/bench/bench_paired.py,
- * variant launch-free: its A blocks skip, its P blocks launch). Otherwise
- * every launch is skipped from the start. */
+ * skipping on through an in-process switch, CUresult fn(int on), so that a
+ * benchmark measures the bound in blocks of one process. Otherwise every
+ * launch is skipped from the start. The switch answers two names the real
+ * driver never has, through cuGetProcAddress:
+ *   "skiplaunchSetActive"  always (tests/bench/encore_switch.h's skiplaunch_switch_find);
+ *   "encoreSetActive"      only where nothing after us answers it, i.e. when
+ *                          libencore.so is not loaded: variant launch-free of
+ *                          tests/bench/bench_paired.py, whose programs know
+ *                          only encore's switch (A blocks skip, P launch).
+ * With encore loaded after us, "encoreSetActive" is encore's: we ask the next
+ * cuGetProcAddress first and answer only when it finds nothing. No environment
+ * variable picks between the two: the same programs and the same preload work
+ * alone and together (variant encore+bound: P both pass, A encore active, B
+ * encore passive and every launch skipped). */
 static int skipping = -1; /* -1: not read yet */
 static const char *const launch_names[4] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
                                             "cuLaunchKernelEx_ptsz"};
@@ -134,11 +180,12 @@ NOOP_LAUNCH_EX(noop_launch_ex_ptsz, 3)
 static void real_launches_from_libcuda(void) {
     for (int k = 0; k < 4; k++)
         if (!__atomic_load_n(&real_launch[k], __ATOMIC_ACQUIRE) && libcuda())
-            __atomic_store_n(&real_launch[k], real_dlsym(libcuda(), launch_names[k]), __ATOMIC_RELEASE);
+            __atomic_store_n(&real_launch[k], not_own(chain_dlsym(libcuda(), launch_names[k])), __ATOMIC_RELEASE);
 }
 
-/* The switch, for the name the real driver never has (switchable only). */
-static int is_switch(const char *name) { return name && !strcmp(name, "encoreSetActive") && switchable(); }
+/* The switch's names (switchable only): our own, and encore's where encore does not answer it. */
+static int is_own_switch(const char *name) { return name && !strcmp(name, "skiplaunchSetActive") && switchable(); }
+static int is_encore_switch(const char *name) { return name && !strcmp(name, "encoreSetActive") && switchable(); }
 
 /* Compile-time checks that the no-ops have the driver's signatures. */
 static PFN_cuLaunchKernel_v4000 const check_launch = noop_launch;
@@ -156,13 +203,13 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
 /* What to hand out for `name` (a base name as given to cuGetProcAddress, or an
  * exported ABI name as given to dlsym) whose real address is `real`. */
 static void *substitute(const char *name, void *real, int gpa_version) {
-    if (is_switch(name)) return (void *)set_skipping;
+    if (is_own_switch(name) || (!real && is_encore_switch(name))) return (void *)set_skipping;
     if (!real || !name || name[0] != 'c' || name[1] != 'u') return real;
     static void *const noops[4] = {(void *)noop_launch, (void *)noop_launch_ptsz, (void *)noop_launch_ex,
                                    (void *)noop_launch_ex_ptsz};
     for (int k = 0; k < 4; k++)
         if (!strcmp(name, launch_names[k])) {
-            if (real != noops[k]) __atomic_store_n(&real_launch[k], real, __ATOMIC_RELEASE);
+            if (real != noops[k]) __atomic_store_n(&real_launch[k], not_own(real), __ATOMIC_RELEASE);
             return noops[k];
         }
     if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)wrap_gpa_v2;
@@ -177,12 +224,17 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
                             CUdriverProcAddressQueryResult *status) {
     PFN_cuGetProcAddress_v12000 real = (PFN_cuGetProcAddress_v12000)real_cuda("cuGetProcAddress_v2", &real_gpa_v2_ptr);
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-    if (pfn && is_switch(symbol)) {
+    if (pfn && is_own_switch(symbol)) {
         *pfn = (void *)set_skipping;
         if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
         return CUDA_SUCCESS;
     }
     CUresult r = real(symbol, pfn, version, flags, status);
+    if (pfn && is_encore_switch(symbol) && (r != CUDA_SUCCESS || !*pfn)) { /* no encore after us */
+        *pfn = (void *)set_skipping;
+        if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+    }
     if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn, version);
     return r;
 }
@@ -190,11 +242,15 @@ static CUresult wrap_gpa_v2(const char *symbol, void **pfn, int version, cuuint6
 static CUresult wrap_gpa_v1(const char *symbol, void **pfn, int version, cuuint64_t flags) {
     PFN_cuGetProcAddress_v11030 real = (PFN_cuGetProcAddress_v11030)real_cuda("cuGetProcAddress", &real_gpa_v1_ptr);
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-    if (pfn && is_switch(symbol)) {
+    if (pfn && is_own_switch(symbol)) {
         *pfn = (void *)set_skipping;
         return CUDA_SUCCESS;
     }
     CUresult r = real(symbol, pfn, version, flags);
+    if (pfn && is_encore_switch(symbol) && (r != CUDA_SUCCESS || !*pfn)) { /* no encore after us */
+        *pfn = (void *)set_skipping;
+        return CUDA_SUCCESS;
+    }
     if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn, version);
     return r;
 }
@@ -205,66 +261,105 @@ static PFN_cuGetProcAddress_v11030 const check_gpa_v1 = wrap_gpa_v1;
 /* ---- dlsym ------------------------------------------------------------------ */
 
 /* RTLD_NEXT must be resolved relative to our caller, not to this library:
- * walk the link map after the caller's object. */
+ * walk the link map after the caller's object. Each object is asked through a
+ * handle of its own (dlopen RTLD_NOLOAD): glibc's dlsym takes handles, and a
+ * preloaded object's link map is none (it crashed there). */
 static void *dlsym_next(const void *caller, const char *name) {
     Dl_info info;
     struct link_map *lm = NULL;
-    if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) return real_dlsym(RTLD_NEXT, name);
+    if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) return NULL;
     for (struct link_map *m = lm->l_next; m; m = m->l_next) {
-        void *p = real_dlsym(m, name);
+        if (!m->l_name || !*m->l_name) continue;
+        void *h = dlopen(m->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        void *p = real_dlsym(h, name);
+        dlclose(h);
         Dl_info pi;
-        if (p && dladdr(p, &pi) && pi.dli_fname && m->l_name && !strcmp(pi.dli_fname, m->l_name)) return p;
+        if (p && dladdr(p, &pi) && pi.dli_fname && !strcmp(pi.dli_fname, m->l_name)) return p;
     }
     return NULL;
 }
 
 EXPORT void *dlsym(void *handle, const char *name) {
-    void *p = handle == RTLD_NEXT ? dlsym_next(__builtin_return_address(0), name) : real_dlsym(handle, name);
+    void *p = handle == RTLD_NEXT ? dlsym_next(__builtin_return_address(0), name) : chain_dlsym(handle, name);
     return substitute(name, p, 0);
 }
 
 /* ---- direct exports (programs linked with -lcuda) --------------------------- */
 
-EXPORT CUresult skip_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                                    CUstream s, void **params, void **extra) __asm__("cuLaunchKernel");
-EXPORT CUresult skip_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                                    CUstream s, void **params, void **extra) {
+/* Each exported name is an alias of a static function, so that this file
+ * compares against its own code (own_export_name) without going through the
+ * global scope, where the names may be bound elsewhere. */
+static CUresult export_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                              unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params,
+                              void **extra) {
     real_launches_from_libcuda();
     return noop_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
-EXPORT CUresult skip_cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                                         CUstream s, void **params, void **extra) __asm__("cuLaunchKernel_ptsz");
-EXPORT CUresult skip_cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                                         CUstream s, void **params, void **extra) {
+static CUresult export_launch_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params,
+                                   void **extra) {
     real_launches_from_libcuda();
     return noop_launch_ptsz(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
-EXPORT CUresult skip_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
-    __asm__("cuLaunchKernelEx");
-EXPORT CUresult skip_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
+static CUresult export_launch_ex(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
     real_launches_from_libcuda();
     return noop_launch_ex(config, f, params, extra);
 }
-EXPORT CUresult skip_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
-    __asm__("cuLaunchKernelEx_ptsz");
-EXPORT CUresult skip_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
+static CUresult export_launch_ex_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
     real_launches_from_libcuda();
     return noop_launch_ex_ptsz(config, f, params, extra);
 }
-EXPORT CUresult skip_cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-                                         CUdriverProcAddressQueryResult *status) __asm__("cuGetProcAddress_v2");
-EXPORT CUresult skip_cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-                                         CUdriverProcAddressQueryResult *status) {
+static CUresult export_gpa_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                              CUdriverProcAddressQueryResult *status) {
     return wrap_gpa_v2(symbol, pfn, version, flags, status);
 }
-EXPORT CUresult skip_cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
-    __asm__("cuGetProcAddress");
-EXPORT CUresult skip_cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+static CUresult export_gpa_v1(const char *symbol, void **pfn, int version, cuuint64_t flags) {
     return wrap_gpa_v1(symbol, pfn, version, flags);
+}
+
+#define EXPORT_ALIAS(fn, abi) EXPORT extern __typeof__(fn) skip_##fn __asm__(abi) __attribute__((alias(#fn)));
+EXPORT_ALIAS(export_launch, "cuLaunchKernel")
+EXPORT_ALIAS(export_launch_ptsz, "cuLaunchKernel_ptsz")
+EXPORT_ALIAS(export_launch_ex, "cuLaunchKernelEx")
+EXPORT_ALIAS(export_launch_ex_ptsz, "cuLaunchKernelEx_ptsz")
+EXPORT_ALIAS(export_gpa_v2, "cuGetProcAddress_v2")
+EXPORT_ALIAS(export_gpa_v1, "cuGetProcAddress")
+
+/* The ABI name of `p` if it is one of our exports, else NULL. */
+static const char *own_export_name(const void *p) {
+    static const struct {
+        const void *fn;
+        const char *name;
+    } own[] = {{(const void *)export_launch, "cuLaunchKernel"},
+               {(const void *)export_launch_ptsz, "cuLaunchKernel_ptsz"},
+               {(const void *)export_launch_ex, "cuLaunchKernelEx"},
+               {(const void *)export_launch_ex_ptsz, "cuLaunchKernelEx_ptsz"},
+               {(const void *)export_gpa_v2, "cuGetProcAddress_v2"},
+               {(const void *)export_gpa_v1, "cuGetProcAddress"}};
+    for (size_t i = 0; p && i < sizeof own / sizeof own[0]; i++)
+        if (own[i].fn == p) return own[i].name;
+    return NULL;
+}
+
+/* The definition of `name` next after this library: glibc's dlsym(RTLD_NEXT)
+ * asked from here (not a tail call), else the driver's own. */
+__attribute__((noinline)) static void *next_definition(const char *name) {
+    void *p = real_dlsym(RTLD_NEXT, name);
+    if (!p && libcuda()) p = real_dlsym(libcuda(), name);
+    __asm__ volatile("" ::: "memory"); /* keep the call above a call */
+    return p;
+}
+
+/* A pointer the next interposer handed out, made safe to call from here.
+ * libencore.so's tables of its wrappers hold the addresses of its exported
+ * names, which the dynamic linker binds to the first definition in the global
+ * scope: ours, for the names both export (cuLaunchKernel, cuGetProcAddress,
+ * ...). Calling that would come back here; the pointer meant is encore's own
+ * definition, the one next after us. */
+static void *not_own(void *p) {
+    const char *name = own_export_name(p);
+    return name ? next_definition(name) : p;
 }
 
 /* ---- report ----------------------------------------------------------------- */
