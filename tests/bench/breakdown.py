@@ -397,7 +397,22 @@ def analyse_workload(workload, procs):
     if "encore" in v and "bound" in v and None not in (v["encore"]["host_busy"], v["bound"]["host_busy"]):
         own = v["bound"]["host_busy"] - v["bound"]["driver"]
         out["host_in_encore"] = v["encore"]["host_busy"] - v["encore"]["driver"] - own
+        note = process_variance_note(v)
+        if note:
+            out["notes"].append(note)
     return out
+
+
+def process_variance_note(v, limit=0.2):
+    """The estimate of host in encore compares two processes. Their passive blocks (encore's P, the bound
+    process's P: both launch eagerly) should take about the same wall time; where they differ by more than
+    `limit`, the processes differ (on these machines by up to 30%) and the estimate carries it: say so."""
+    p, e = v.get("passive", {}).get("wall"), v.get("eager", {}).get("wall")
+    if not p or not e or abs(p / e - 1) <= limit:
+        return None
+    return (f"PROCESS VARIANCE: encore's passive blocks took {p:.1f} us a step and the bound process's eager "
+            f"blocks {e:.1f} ({100 * (p / e - 1):+.0f}%): the two processes differ, and the estimate of host in "
+            "encore (across them) carries that difference")
 
 
 def fmt(x, digits=1):

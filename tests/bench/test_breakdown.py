@@ -153,6 +153,11 @@ def test_arithmetic(d):
           near(F["gpu_busy"], 0.0) and F["start_delay"] is None and near(F["host_busy"], 12.0), F)
     check("host in encore (estimate) = (28 - 5) - (12 - 0) = 11 us",
           near(r.get("host_in_encore"), 11.0), r.get("host_in_encore"))
+    check("passive and eager walls within 20% (100 against 90 us): no process-variance note",
+          not any("PROCESS VARIANCE" in n for n in r["notes"]), r["notes"])
+    check("passive blocks 43% slower than the other process's eager ones: the estimate is said to carry it",
+          "+43%" in (bd.process_variance_note({"passive": {"wall": 1689.7}, "eager": {"wall": 1185.2}}) or ""),
+          bd.process_variance_note({"passive": {"wall": 1689.7}, "eager": {"wall": 1185.2}}))
     md = bd.markdown([r])
     check("markdown: one row per variant and the estimate said to be one",
           md.count("\n| ") == 5 and "ESTIMATE" in md, md)
