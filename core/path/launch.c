@@ -101,6 +101,17 @@ static uint64_t sample_start(enc_stream_state *st) {
     return enc_now_ns();
 }
 
+/* One timed sample (field: deferred, launch or record) into the report's means, unless it paid a
+ * one-off (ENC_SAMPLE_MAX_NS). */
+#define SAMPLE(field, ns)                      \
+    do {                                       \
+        uint64_t ns_ = (ns);                   \
+        if (ns_ < ENC_SAMPLE_MAX_NS) {         \
+            ENC_TSTAT_ADD(field##_ns, ns_);    \
+            ENC_TSTAT_ADD(field##_samples, 1); \
+        }                                      \
+    } while (0)
+
 /* The timed launch is done (st->mu still held): the time of the sequence ends
  * it caused (enc_sequence_end_at_launch) goes to release_ns, per end, and is
  * returned, to be left out of the launch's own time. */
@@ -141,13 +152,7 @@ static inline __attribute__((always_inline)) CUresult done_held(enc_stream_state
     end_sequence_if_full(st);
     uint64_t ends_ns = t0 ? sample_take_ends(st) : 0;
     enc_mutex_unlock(&st->mu);
-    if (t0) {
-        uint64_t ns = enc_now_ns() - t0 - ends_ns;
-        if (ns < ENC_SAMPLE_MAX_NS) {
-            ENC_TSTAT_ADD(deferred_ns, ns);
-            ENC_TSTAT_ADD(deferred_samples, 1);
-        }
-    }
+    if (t0) SAMPLE(deferred, enc_now_ns() - t0 - ends_ns);
     return CUDA_SUCCESS;
 }
 
@@ -270,14 +275,9 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
     uint64_t t1 = enc_now_ns();
     CUresult r = issue_now(l, ENC_EAGER_LEARNING);
     uint64_t ns = enc_now_ns() - t1;
-    if (ns >= ENC_SAMPLE_MAX_NS) /* not what a launch costs (a module loaded): ENC_SAMPLE_MAX_NS */
-        return done_issued(st, r, t0);
-    ENC_TSTAT_ADD(launch_ns, ns);
-    ENC_TSTAT_ADD(launch_samples, 1);
-    if (t0 && t1 - t0 < ENC_SAMPLE_MAX_NS) { /* and encore's own time recording it (the report's recording cost) */
-        ENC_TSTAT_ADD(record_ns, t1 - t0);
-        ENC_TSTAT_ADD(record_samples, 1);
-    }
+    if (ns >= ENC_SAMPLE_MAX_NS) return done_issued(st, r, t0); /* a one-off: neither sample is taken */
+    SAMPLE(launch, ns);
+    if (t0) SAMPLE(record, t1 - t0); /* and encore's own time recording it (the report's recording cost) */
     return done_issued(st, r, t0);
 }
 

@@ -38,10 +38,9 @@
 #define ENC_MAX_HELD_EVENTS 32   /* distinct events a stream holds records of or waits on (more: not held) */
 #define ENC_SAMPLE_EVERY 61      /* one launch in this many is timed (a prime, see launch.c) */
 /* A timed launch slower than this is left out of the means that the report and the time estimate
- * multiply by counts: it paid a one-off (the kernel's module loaded at its first launch, CUDA's lazy
- * loading, takes a millisecond or more; a page touched for the first time; the thread preempted),
- * not what a launch costs (a few microseconds). Each thread's first launches are timed, and they
- * are the first launches of their kernels. */
+ * multiply by counts: it paid a one-off (the thread preempted, a page touched for the first time),
+ * not what a launch costs (a few microseconds). A kernel's first launch, which may load its module
+ * (CUDA's lazy loading: a millisecond or more), is never timed (launch.c, issue_first_launch). */
 #define ENC_SAMPLE_MAX_NS 50000
 /* 2^64 / golden ratio: the multiplier that spreads consecutive keys (Fibonacci hashing). */
 #define ENC_GOLDEN_64 0x9e3779b97f4a7c15ULL
