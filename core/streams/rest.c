@@ -110,9 +110,19 @@ static int window_learning(const enc_stream_state *st) {
     return st->win_seqs != 0 && st->win_recur * RECUR_SHARE >= st->win_seqs && st->win_neg < NEG_WINDOWS;
 }
 
+/* The launches a stream's k-th rest in a row passes through: four times longer each time. */
+static int32_t rest_len(uint32_t k) { return REST_FIRST << (2 * (k < REST_MAX_SHIFT ? k : REST_MAX_SHIFT)); }
+
+/* st rests (rest_len(k) launches unrecorded), then a probe window judges it again. */
+static void rest_for(enc_stream_state *st, uint32_t k) {
+    new_window(st, REST_PROBE_WINDOW);
+    ENC_TSTAT_ADD(streams_rested, 1);
+    __atomic_store_n(&st->rest_left, rest_len(k), __ATOMIC_RELAXED);
+}
+
 static void begin_rest(enc_stream_state *st) {
-    uint32_t k = st->rest_shift < REST_MAX_SHIFT ? st->rest_shift : REST_MAX_SHIFT;
-    int32_t n = REST_FIRST << (2 * k);
+    uint32_t k = st->rest_shift;
+    int32_t n = rest_len(k);
     if (st->rest_shift < 255) st->rest_shift++;
     ENC_DEBUG("a stream's last %u launches replayed nothing and %u of its %u sequences had come before: "
               "its next %d launches pass through unrecorded",
@@ -120,10 +130,8 @@ static void begin_rest(enc_stream_state *st) {
     enc_sequence_end(st, ENC_FLUSH_OPAQUE_LAUNCH); /* nothing is held: it learns what it has, then no more */
     if (st->win_neg >= NEG_WINDOWS) ENC_TSTAT_ADD(streams_rested_losing, 1);
     st->win_neg = 0;
-    new_window(st, REST_PROBE_WINDOW);
-    ENC_TSTAT_ADD(streams_rested, 1);
+    rest_for(st, k);
     proc_note_unpaid();
-    __atomic_store_n(&st->rest_left, n, __ATOMIC_RELAXED);
 }
 
 void enc_rest_forget(enc_stream_state *st) {
@@ -132,10 +140,8 @@ void enc_rest_forget(enc_stream_state *st) {
     if (enc_opt.hold_rule && unpaid >= PROC_REST_AFTER) { /* the process backs off: the new stream begins resting */
         uint32_t k = unpaid - PROC_REST_AFTER < REST_MAX_SHIFT ? unpaid - PROC_REST_AFTER : REST_MAX_SHIFT;
         st->rest_shift = (uint8_t)(k + 1);
-        new_window(st, REST_PROBE_WINDOW);
-        ENC_TSTAT_ADD(streams_rested, 1);
+        rest_for(st, k);
         ENC_TSTAT_ADD(streams_rested_process, 1);
-        __atomic_store_n(&st->rest_left, REST_FIRST << (2 * k), __ATOMIC_RELAXED);
         return;
     }
     new_window(st, REST_FIRST_WINDOW);
