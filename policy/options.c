@@ -383,6 +383,74 @@ static void enc_parse_row(int i, const char *(*lookup)(const char *, void *), vo
     }
 }
 
+/* ---- ENCORE_TRIAL ----------------------------------------------------------- */
+
+#define ENC_TRIAL_MAX 8
+static struct {
+    int n, on;
+    int row[ENC_TRIAL_MAX];
+    int64_t val[ENC_TRIAL_MAX], base[ENC_TRIAL_MAX];
+} enc_trial;
+
+static int enc_row_of_env(const char *b, const char *e) {
+    for (int i = 0; i < ENC_OPT_N; i++)
+        if (enc_word_eq(b, e, enc_option_table[i].env)) return i;
+    return -1;
+}
+
+/* One item [b, e) of ENCORE_TRIAL ("ENCORE_NAME=value"): 0 taken, -1 warned and left out. */
+static int enc_trial_item(const char *b, const char *e) {
+    while (b < e && enc_is_space(*b)) b++;
+    while (e > b && enc_is_space(e[-1])) e--;
+    if (b == e) return 0;
+    const char *eq = memchr(b, '=', (size_t)(e - b));
+    int i = eq ? enc_row_of_env(b, eq) : -1;
+    const enc_option_desc *d = i >= 0 ? &enc_option_table[i] : NULL;
+    char text[64];
+    int64_t v = 0;
+    if (!d || d->type == ENC_OPT_STRING || d->type == ENC_OPT_LEVEL || strcmp(d->field, "enabled") == 0 ||
+        (size_t)(e - eq - 1) >= sizeof text) {
+        enc_log(ENC_LOG_WARN, "ENCORE_TRIAL: '%.*s' is not ENCORE_NAME=value for a numeric option; left out",
+                (int)(e - b), b);
+        return -1;
+    }
+    memcpy(text, eq + 1, (size_t)(e - eq - 1));
+    text[e - eq - 1] = '\0';
+    if (enc_parse_value(i, text, &v) != 0) {
+        enc_log(ENC_LOG_WARN, "ENCORE_TRIAL: %s=%s is not a valid value; left out", d->env, text);
+        return -1;
+    }
+    if (enc_trial.n == ENC_TRIAL_MAX) {
+        enc_log(ENC_LOG_WARN, "ENCORE_TRIAL: at most %d settings; %.*s left out", ENC_TRIAL_MAX, (int)(e - b), b);
+        return -1;
+    }
+    enc_trial.row[enc_trial.n] = i;
+    enc_trial.val[enc_trial.n++] = v;
+    return 0;
+}
+
+static void enc_trial_parse(const char *s) {
+    enc_trial.n = enc_trial.on = 0;
+    for (const char *b = s; *b;) {
+        const char *e = strchr(b, ';');
+        if (!e) e = b + strlen(b);
+        enc_trial_item(b, e);
+        b = *e ? e + 1 : e;
+    }
+}
+
+int enc_options_trial(int on) {
+    if (on < 0) return enc_trial.n;
+    on = on != 0;
+    if (enc_trial.n == 0 || enc_trial.on == on) return enc_trial.n;
+    for (int k = 0; k < enc_trial.n; k++) {
+        if (on) enc_trial.base[k] = enc_option_int(enc_trial.row[k]);
+        enc_opt_store(enc_trial.row[k], on ? enc_trial.val[k] : enc_trial.base[k]);
+    }
+    enc_trial.on = on;
+    return enc_trial.n;
+}
+
 static int enc_row_of(const char *field) {
     for (int i = 0; i < ENC_OPT_N; i++)
         if (strcmp(enc_option_table[i].field, field) == 0) return i;
@@ -407,6 +475,7 @@ void enc_options_parse(const char *(*lookup)(const char *name, void *ctx), void 
         enc_opt_src[r] = ENC_OPT_FROM_BAD_ENV;
         if (enc_opt.min_sequence > enc_opt.max_sequence) enc_opt.min_sequence = enc_opt.max_sequence;
     }
+    enc_trial_parse(enc_opt.trial);
 }
 
 /* ---- unknown ENCORE_* names -------------------------------------------------- */

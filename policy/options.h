@@ -47,6 +47,7 @@ enum enc_opt_type {
     X(print_config,   "ENCORE_PRINT_CONFIG",      ENC_OPT_BOOL,     "0",      0, 1,           "print the effective configuration at start-up") \
     X(stats,          "ENCORE_STATS",             ENC_OPT_BOOL,     "0",      0, 1,           "print per-class hook call counts at exit (implies the report)") \
     X(wrap_pass,      "ENCORE_WRAP_PASS",         ENC_OPT_BOOL,     "0",      0, 1,           "also wrap pure pass-through entry points (queries, context switches) so ENCORE_STATS counts them; by default cuGetProcAddress and dlsym hand out the driver's own pointers for these") \
+    X(trial,          "ENCORE_TRIAL",             ENC_OPT_STRING,   "",       0, 0,           "(benchmarks) settings for a benchmark's trial blocks, ENCORE_NAME=value separated by ';' (numeric options only): while the program's switch asks for trial blocks (encoreSetActive(2)) they replace the effective values, so that a setting is compared with the defaults in one process") \
     X(nvtx,           "ENCORE_NVTX",              ENC_OPT_BOOL,     "0",      0, 1,           "mark each replayed graph, capture and eager fallback (with its reason) with an NVTX range, for Nsight Systems; costs one branch when off")
 /* clang-format on */
 
@@ -109,6 +110,14 @@ int enc_option_format(int index, char *buf, size_t cap);
 
 /* Name of a log level 0..4 ("error" .. "trace"); "?" otherwise. */
 const char *enc_log_level_name(int level);
+
+/* ENCORE_TRIAL: on (1) stores its settings over the effective values, off (0)
+ * puts the effective values back, -1 only asks; a repeated call changes nothing. Returns
+ * how many settings it holds (0: none, the call did nothing). Its items are
+ * parsed with the other options; a bad one is warned about, naming
+ * ENCORE_TRIAL, and left out. The caller keeps other threads from acting on
+ * the options while it switches (the engine flushes everything first). */
+int enc_options_trial(int on);
 
 /* Warn once about every ENCORE_* name in envp that is no option (suggesting
  * the closest one). enc_options_init() does this for environ; tests pass

@@ -10,7 +10,11 @@
  *     only counted (launches_passive), as with ENCORE=0; the hooks keep
  *     following the program's lifecycle calls (captures, unloads, context
  *     resets), so what was learnt stays valid;
- *   - on: learning and replay go on from what was learnt.
+ *   - on: learning and replay go on from what was learnt;
+ *   - 2, on for a trial block: on, with ENCORE_TRIAL's settings in place of
+ *     the effective ones until the next call (a benchmark compares a setting
+ *     with the defaults in one process: block letter T, tests/bench). A change
+ *     of settings first issues everything held, as off does.
  * The launch path reads one flag (enc_paused). A launch that finds it set
  * issues whatever another thread's launch held while it was being set
  * (sequences still open) before its own, so nothing held is overtaken. */
@@ -28,13 +32,25 @@
 #include "core/streams/rest.h"
 #include "core/streams/streams.h"
 #include "core/observe/report.h"
+#include "policy/options.h"
 
 int enc_paused;
+static int enc_trial_on; /* ENCORE_TRIAL's settings are in place */
 
 CUresult enc_core_set_active(int active) {
     if (enc_tls_guard) return CUDA_SUCCESS;
     enc_core_ensure_init();
     if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return CUDA_SUCCESS; /* ENCORE=0, or switched off */
+    if (__atomic_load_n(&enc_trial_on, __ATOMIC_ACQUIRE) != (active == 2) && enc_options_trial(-1) > 0) {
+        ENC_GUARDED { /* held sequences were cut by the settings now in place: issued before they change */
+            enc_stats_touch();
+            enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+            enc_options_trial(active == 2);
+        }
+        __atomic_store_n(&enc_trial_on, active == 2, __ATOMIC_RELEASE);
+        ENC_DEBUG("ENCORE_TRIAL's settings %s", active == 2 ? "in place" : "taken back");
+        enc_core_act_on_requests();
+    }
     if (active) {
         if (__atomic_exchange_n(&enc_paused, 0, __ATOMIC_ACQ_REL)) {
             ENC_DEBUG("switched on by the program");

@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     int calls_per_iter = 0;
     if (schedule) {
         for (const char *c = schedule; *c; c++)
-            if (!strchr("EPAGB", *c)) { fprintf(stderr, "bench_cublas: schedule letters are E, P, A, G, B\n"); return 2; }
+            if (!strchr("EPAGBT", *c)) { fprintf(stderr, "bench_cublas: schedule letters are E, P, A, G, B, T\n"); return 2; }
         if (!*schedule) { fprintf(stderr, "bench_cublas: empty schedule\n"); return 2; }
         graph = strchr(schedule, 'G') != NULL; /* the program's own graph, for G blocks */
     }

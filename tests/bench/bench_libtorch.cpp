@@ -186,8 +186,8 @@ Args parse(int argc, char **argv) {
         else throw std::runtime_error("unknown argument " + k);
     }
     if (a.workload != "transformer" && a.workload != "aoti") throw std::runtime_error("--workload transformer|aoti");
-    if (a.schedule.empty() || a.schedule.find_first_not_of("EPAGB") != std::string::npos)
-        throw std::runtime_error("--schedule takes the letters E, P, A, G and B");
+    if (a.schedule.empty() || a.schedule.find_first_not_of("EPAGBT") != std::string::npos)
+        throw std::runtime_error("--schedule takes the letters E, P, A, G, B and T");
     if (a.blocks < 1 || a.steps < 1 || a.warmup < 0 || a.check_steps < 1) throw std::runtime_error("bad counts");
     return a;
 }

@@ -251,7 +251,7 @@ int main(int argc, char **argv) {
     B.random = !strcmp(pattern, "random");
     B.repeat = !strcmp(pattern, "repeat") || B.ring || B.stepc;
     if (!module || (!B.repeat && !B.random && strcmp(pattern, "norepeat")) || B.k < 1 || blocks < 1 || steps < 1 || !*schedule ||
-        strspn(schedule, "EPAGDB") != strlen(schedule)) {
+        strspn(schedule, "EPAGDBT") != strlen(schedule)) {
         fprintf(stderr, "bench_native: usage: --module PATH [--pattern norepeat|random|repeat|ring|step] "
                         "[--schedule E|PA|PAG|DAP|PAB...]\n");
         return 2;

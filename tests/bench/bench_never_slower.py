@@ -1071,14 +1071,14 @@ def start_watchdog(workload, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", required=True, choices=sorted(BUILDERS))
-    ap.add_argument("--schedule", default="E", help="block letters, cycled: E, P, A, G, B (default E)")
+    ap.add_argument("--schedule", default="E", help="block letters, cycled: E, P, A, G, B, T (default E)")
     ap.add_argument("--blocks", type=int, default=9)
     ap.add_argument("--steps", type=int, default=None, help="steps per block (default per workload)")
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--check-steps", type=int, default=5)
     args = ap.parse_args()
-    if not re.fullmatch(r"[EPAGB]+", args.schedule):
-        ap.error("--schedule takes the letters E, P, A, G and B")
+    if not re.fullmatch(r"[EPAGBT]+", args.schedule):
+        ap.error("--schedule takes the letters E, P, A, G, B and T")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     start_watchdog(args.workload, float(os.environ.get("BENCH_WATCHDOG_S", "540")))

@@ -33,6 +33,7 @@ after each workload, so a run cut short by its budget leaves what it measured.
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import time
@@ -148,6 +149,7 @@ VARIANTS = {
     "encore-min2": {"ENCORE_MIN_REPEATS": "2"},          # the default before 2026-11-26 (evening): captured at the 2nd sighting
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
     "encore+bound": {},  # libskiplaunch.so before libencore.so (env() says so), schedule PAB: B blocks skip
+    "encore+trial": {},  # schedule PAT: T blocks active with ENCORE_TRIAL's settings (give them: encore+trial@ENCORE_TRIAL=...)
 }
 VARIANT_NOTES = {
     "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
@@ -166,7 +168,36 @@ VARIANT_NOTES = {
     "encore+bound": "LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1, blocks P (both pass), A (encore "
                     "active), B (encore passive, every launch skipped): encore against the launch-free bound in one "
                     "process",
+    "encore+trial": "blocks P (passive), A (encore active), T (active with ENCORE_TRIAL's settings, encoreSetActive(2)): "
+                    "a setting against the defaults in one process (encore+trial@ENCORE_TRIAL=ENCORE_HOLD_RAMP=1;...)",
 }
+VARIANT_BASE = {}  # a variant made by register_variant: its base variant
+
+
+def register_variant(v):
+    """A variant BASE@K=V/K=V (encore+bound@ENCORE_HOLD_RAMP=1/ENCORE_HOLD_BUDGET=15us): BASE's environment and
+    schedule with these encore options on top, for trying an option side by side with the defaults. Returns
+    False for an unknown base or a malformed option."""
+    if v in VARIANTS:
+        return True
+    base, _, opts = v.partition("@")
+    if base not in VARIANTS or VARIANTS[base] is None or base == "launch-free" or not opts:
+        return False
+    env = dict(VARIANTS[base])
+    for kv in opts.split("/"):
+        k, eq, val = kv.partition("=")
+        if not eq or not k.startswith("ENCORE"):
+            return False
+        env[k] = val
+    VARIANTS[v], VARIANT_BASE[v] = env, base
+    VARIANT_NOTES[v] = f"{base} with {opts.replace('/', ' ')}"
+    return True
+
+
+def base_variant(v):
+    return VARIANT_BASE.get(v, v)
+
+
 BOUND_TARGET = 0.9  # issue 31: encore / launch-free bound >= 0.9
 
 
@@ -309,7 +340,7 @@ class Paired:
             env["SKIPLAUNCH_SWITCH"] = "1"
         elif extra is not None:
             env["LD_PRELOAD"] = self.libs["encore"]
-            if variant == "encore+bound":  # skiplaunch first: launches reach it, then (passed on) encore
+            if base_variant(variant) == "encore+bound":  # skiplaunch first: launches reach it, then (passed on) encore
                 env["LD_PRELOAD"] = self.libs["skiplaunch"] + ":" + self.libs["encore"]
                 env["SKIPLAUNCH_SWITCH"] = "1"
             env.update(extra)
@@ -330,7 +361,7 @@ class Paired:
 
     def run(self, workload, variant, method, schedule, blocks, rnd=0):
         self.seq += 1
-        tag = f"{self.seq:04d}-{workload}-{variant}-{method}-r{rnd}"
+        tag = f"{self.seq:04d}-{workload}-{re.sub(r'[^A-Za-z0-9+._-]', '_', variant)}-{method}-r{rnd}"
         env, log_path = self.env(variant, tag)
         argv = self.argv(workload, schedule, blocks)
         t0 = time.monotonic()
@@ -378,8 +409,8 @@ class Paired:
     def switch_schedule(self, w, v, blocks_sw):
         """The block letters and count of a switch process of workload w, variant v."""
         native = WORKLOADS[w][0] == "native"
-        if v == "encore+bound":  # triples P A B; no D or G blocks: the ratio is taken within the triple
-            return "PAB", ((6 if self.args.quick else 24) if native else blocks_sw // 3) * 3 + 1
+        if base_variant(v) in ("encore+bound", "encore+trial"):  # triples P A B (P A T): no D or G blocks
+            return "PAB" if base_variant(v) == "encore+bound" else "PAT", ((6 if self.args.quick else 24) if native else blocks_sw // 3) * 3 + 1
         sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"  # launch-free: P launches, A skips
         if native:  # every ratio against D blocks (eager in-process): encore-off is E/D
             sched = "DE" if v == "encore-off" else "D" + sched
@@ -416,7 +447,9 @@ class Paired:
                 self.write_report(workloads, variants)
             pair_variants = ["eager", "encore-off"]
         else:
-            pair_variants = ["eager"] + [v for v in variants if v not in ("eager", "launch-free", "encore+bound")]
+            pair_variants = ["eager"] + [v for v in variants
+                                             if base_variant(v) not in ("eager", "launch-free", "encore+bound",
+                                                                        "encore+trial")]
         blocks_pair = 3 if quick else 5
         for rnd in range(rounds):  # phase 2: interleaved process pairs, round-robin over the workloads
             ran = False
@@ -462,6 +495,11 @@ class Paired:
                     cell["encore_vs_bound"] = summarize(t)
                     if cell["encore_vs_bound"]:
                         cell["encore_vs_bound"]["verdict"] = bound_verdict(cell["encore_vs_bound"]["ci"])
+                if any(b["state"] == "T" for p in sw for b in p["blocks"]):  # a trial's settings against the defaults
+                    cell["trial_vs_encore"] = summarize([x for p in sw for x in block_ratios(p["blocks"], "T", "A")])
+                    cell["trial_switch"] = summarize([x for p in sw for x in block_ratios(p["blocks"], "T")])
+                    if cell["trial_vs_encore"]:
+                        cell["trial_vs_encore"]["verdict"] = verdict(cell["trial_vs_encore"]["ci"], 0.02)
                 if any(b["state"] == "D" for p in sw for b in p["blocks"]):  # eager in the same process
                     d = {k: [x for p in sw for x in block_ratios(p["blocks"], k, "D")] for k in "AEGP"}
                     cell["direct"] = {k: summarize(x) for k, x in d.items() if x}
@@ -729,19 +767,32 @@ def report_md(rows, args, notes):
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
                          f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} | "
                          f"{'—' if rb is None else f'{rb:.1f}'} |")
-    brows = [(r, c) for r in rows for v, c in r["variants"].items() if c.get("encore_vs_bound")]
+    brows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("encore_vs_bound")]
     if brows:
         L += ["", "## encore against the launch-free bound, in one process (variant encore+bound)", "",
               "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B repeated: P both pass "
               "(encore passive, every launch made), A encore active, B encore passive and every kernel launch "
               "skipped (the launch-free bound). Speedups over the nearest P blocks; encore / bound = (P/A) / (P/B) "
               f"per adjacent triple, median with a bootstrap 95% interval (issue 31 asks for >= {BOUND_TARGET}).", "",
-              "| workload | encore speedup (P/A) | bound speedup (P/B) | encore / bound | triples | verdict | "
-              "replay % (timed active blocks) |", "|---|---|---|---|---|---|---|"]
-        for r, c in brows:
+              "| workload | variant | encore speedup (P/A) | bound speedup (P/B) | encore / bound | triples | verdict | "
+              "replay % (timed active blocks) |", "|---|---|---|---|---|---|---|---|"]
+        for r, v, c in brows:
             eb, rb = c["encore_vs_bound"], c.get("replay_pct_blocks")
-            L.append(f"| {r['workload']} | {fmt_speedup(c.get('switch'))} | {fmt_speedup(c.get('bound'))} | "
+            L.append(f"| {r['workload']} | {v} | {fmt_speedup(c.get('switch'))} | {fmt_speedup(c.get('bound'))} | "
                      f"{fmt_ratio(eb)} | {eb['n']} | {eb['verdict']} | {'—' if rb is None else f'{rb:.1f}'} |")
+    trows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("trial_vs_encore")]
+    if trows:
+        L += ["", "## A setting against the defaults, in one process (variant encore+trial)", "",
+              "Blocks P A T repeated: P encore passive, A encore active with the effective settings, T active with "
+              "ENCORE_TRIAL's settings (the program's switch, encoreSetActive(2)). trial / defaults: each T block over "
+              "the mean of its nearest A blocks, median with a bootstrap 95% interval (below 1: the setting is "
+              "faster).", "",
+              "| workload | variant | defaults (A/P) | trial (T/P) | trial / defaults | n | verdict |",
+              "|---|---|---|---|---|---|---|"]
+        for r, v, c in trows:
+            t = c["trial_vs_encore"]
+            L.append(f"| {r['workload']} | {v} | {fmt_ratio(c.get('switch'))} | {fmt_ratio(c.get('trial_switch'))} | "
+                     f"{fmt_ratio(t)} | {t['n']} | {t['verdict']} |")
     mrows = [r for r in rows if r.get("memory")]
     if mrows:
         L += ["", "## Device memory (MiB in use by the driver's count, medians over processes)", "",

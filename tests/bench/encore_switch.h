@@ -24,6 +24,8 @@
  *   E  as it is (nothing switched)
  *   P  encore passive, launches passed on       A  encore active, launches passed on
  *   B  encore passive, every launch skipped (the bound; needs skiplaunch's switch)
+ *   T  encore active with ENCORE_TRIAL's settings (encoreSetActive(2)): a trial
+ *      block, beside A blocks with the effective settings
  *   G, D and the like: as P (the program adds what the letter means)
  * With libskiplaunch.so alone (variant launch-free), "encoreSetActive" is
  * skiplaunch's switch too, so that there A blocks skip and P blocks launch. */
@@ -80,7 +82,7 @@ static inline int encore_block_set(encore_switch_fn sw, encore_switch_fn skip, c
         return (r = encore_switch_set(sw, 0)) != 0 ? r : skip(1);
     }
     if (skip && (r = skip(0)) != 0) return r;
-    return encore_switch_set(sw, letter == 'A');
+    return encore_switch_set(sw, letter == 'A' ? 1 : letter == 'T' ? 2 : 0);
 }
 
 #endif

@@ -23,6 +23,7 @@ SKIPLAUNCH_SWITCH=1, tests/bench/skip_launch.c) answers "skiplaunchSetActive":
     encore_switch.skiplaunch_available()  # True with a switchable libskiplaunch.so
     encore_switch.set_block("B")          # a block letter's state (as encore_switch.h's encore_block_set):
                                           # P encore passive, A active, B passive and every launch skipped,
+                                          # T active with ENCORE_TRIAL's settings (a trial block),
                                           # E nothing, any other letter as P
 With libskiplaunch.so alone (variant launch-free) "encoreSetActive" is skiplaunch's switch.
 """
@@ -67,14 +68,16 @@ def available():
     return _get() is not None
 
 
-def set_active(active):
-    """Switch encore on (True) or off (False); a no-op without encore. Raises on a CUDA error."""
+def set_active(active, trial=False):
+    """Switch encore on (True) or off (False), on with ENCORE_TRIAL's settings (trial=True); a no-op without
+    encore. Raises on a CUDA error."""
     fn = _get()
     if fn is None:
         return
-    r = fn(1 if active else 0)
+    v = (2 if trial else 1) if active else 0
+    r = fn(v)
     if r != 0:
-        raise RuntimeError(f"encoreSetActive({int(bool(active))}) returned CUDA error {r}")
+        raise RuntimeError(f"encoreSetActive({v}) returned CUDA error {r}")
 
 
 def skiplaunch_available():
@@ -94,7 +97,8 @@ def set_skipping(on):
 
 def set_block(letter):
     """Encore and libskiplaunch.so in the state of block `letter`: E nothing; B encore passive, then every
-    launch skipped; A skipping off, then encore active; any other letter skipping off, encore passive."""
+    launch skipped; A skipping off, then encore active; T as A, with ENCORE_TRIAL's settings; any other letter
+    skipping off, encore passive."""
     if letter == "E":
         return
     if letter == "B":
@@ -103,4 +107,4 @@ def set_block(letter):
         return
     if skiplaunch_available():
         set_skipping(False)
-    set_active(letter == "A")
+    set_active(letter in "AT", trial=letter == "T")

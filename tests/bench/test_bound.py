@@ -92,23 +92,33 @@ def test_paired(a, d):
     env = dict(os.environ, ENCORE_PROGKERNELS=a.kernels, ENCORE_SIM_DIR=a.sim_dir)
     r = subprocess.run([sys.executable, os.path.join(HERE, "bench"), "--method", "switch", "--sim", "--quick",
                         "--no-build", "--build-dir", a.build, "--out", out, "--budget-s", "60", "--variants",
-                        "encore+bound", "--workloads", "native-repeat"], env=env, capture_output=True, text=True,
+                        "encore+bound,encore+bound@ENCORE_HOLD_RAMP=1/ENCORE_HOLD_BUDGET=15us,"
+                        "encore+trial@ENCORE_TRIAL=ENCORE_MAX_SEQUENCE=4", "--workloads",
+                        "native-repeat"], env=env, capture_output=True, text=True,
                        timeout=240)
     try:
         with open(os.path.join(out, "paired-summary.json")) as f:
             rows = json.load(f)["rows"]
         c = rows[0]["variants"]["encore+bound"]
+        o = rows[0]["variants"]["encore+bound@ENCORE_HOLD_RAMP=1/ENCORE_HOLD_BUDGET=15us"]
+        t = rows[0]["variants"]["encore+trial@ENCORE_TRIAL=ENCORE_MAX_SEQUENCE=4"]
     except Exception as e:
-        c = {"error": repr(e)}
+        c = o = t = {"error": repr(e)}
     eb = c.get("encore_vs_bound") or {}
     check("the paired method's encore+bound on --sim: an encore / bound ratio with a 95% interval",
           r.returncode == 0 and eb.get("n", 0) >= 2 and eb.get("ci") and eb.get("median") is not None and
           (c.get("bound") or {}).get("n", 0) >= 2 and (c.get("switch") or {}).get("n", 0) >= 2,
           f"rc {r.returncode}: {c}\n{r.stderr[-1500:]}")
+    check("a variant with options on top (NAME@K=V/K=V) runs beside it, with its own encore / bound ratio",
+          (o.get("encore_vs_bound") or {}).get("n", 0) >= 2, f"{o}")
+    check("variant encore+trial: trial blocks (T) against the defaults (A) in one process, with a 95% interval",
+          (t.get("trial_vs_encore") or {}).get("n", 0) >= 2 and (t.get("switch") or {}).get("n", 0) >= 2, f"{t}")
     md = open(os.path.join(out, "paired-report.md")).read() if os.path.exists(os.path.join(out, "paired-report.md")) \
         else ""
     check("paired-report.md has the encore+bound section with a native-repeat row",
-          "launch-free bound, in one process" in md and re.search(r"\| native-repeat \| [0-9.]+x", md), md[-1500:])
+          "launch-free bound, in one process" in md and re.search(r"\| native-repeat \| encore\+bound \| [0-9.]+x", md), md[-1500:])
+    check("paired-report.md has the encore+trial section", "A setting against the defaults, in one process" in md,
+          md[-1500:])
     table = r.stdout.strip().splitlines()
     check("the short table printed last has the encore/bound column",
           any("encore/bound [95%]" in x for x in table[-3:]), "\n".join(table[-3:]))

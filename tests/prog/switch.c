@@ -4,7 +4,7 @@
  * (tests/bench/encore_switch.h). Without encore the look-up fails and the
  * switch does nothing; the output is the same either way.
  *
- *   prog_switch [blocks (default 6)] [iterations per block (default 20)]
+ *   prog_switch [blocks (default 6)] [iterations per block (default 20)] [trial]
  *
  * Each iteration: add(y, x) stamp(y) axpy(x, y, 3) mix(x, 7), then x is
  * copied back (a flush point). Blocks 0, 2, 4, ... are active, 1, 3, ...
@@ -12,19 +12,24 @@
  * block, after its first two launches: switching off finds them held (the
  * sequence was captured and replays) and must issue them first. Prints the
  * checksums, and on stderr active_launches=N and passive_launches=N (the
- * launches made while encore was on and off) for the checks. */
+ * launches made while encore was on and off) for the checks. With "trial",
+ * blocks 1, 3, ... are trial blocks instead of passive ones: active with
+ * ENCORE_TRIAL's settings (encoreSetActive(2), block letter T); their
+ * launches are counted as passive_launches. */
 #include "prog.h"
 #include "../bench/encore_switch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define N 1024u
 
 int main(int argc, char **argv) {
     int blocks = argc > 1 ? atoi(argv[1]) : 6;
     int per_block = argc > 2 ? atoi(argv[2]) : 20;
-    if (blocks < 1 || per_block < 1) prog_die("usage: prog_switch [blocks] [iterations per block]");
+    int trial = argc > 3 && strcmp(argv[3], "trial") == 0;
+    if (blocks < 1 || per_block < 1) prog_die("usage: prog_switch [blocks] [iterations per block] [trial]");
     prog_init();
     encore_switch_fn sw = encore_switch_find();
     prog_kernels k;
@@ -41,7 +46,7 @@ int main(int argc, char **argv) {
                 counted[active] += now - mark;
                 mark = now;
                 active = b % 2 == 0;
-                if (encore_switch_set(sw, active) != 0) prog_die("encoreSetActive failed");
+                if (encore_switch_set(sw, active ? 1 : trial ? 2 : 0) != 0) prog_die("encoreSetActive failed");
             }
             k_axpy(&k, s, x, y, 3, N);
             k_mix(&k, s, x, 7, N);

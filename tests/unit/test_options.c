@@ -91,6 +91,7 @@ static const struct good goods[] = {
     {"ENCORE_NVTX", "on", 1, NULL},
     {"ENCORE_PATCH", "on", 1, NULL},
     {"ENCORE_HOLD_RULE", "off", 0, NULL},
+    {"ENCORE_TRIAL", "ENCORE_HOLD_RAMP=1", 0, "ENCORE_HOLD_RAMP=1"},
 };
 
 /* ---- bad values of every non-string row --------------------------------------- */
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 21);
+        EXPECT_EQ_INT(enc_option_count, 22);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
@@ -327,6 +328,46 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(out, "ENCORE_MIN_SEQUENCE=300 is larger than ENCORE_MAX_SEQUENCE=100; using the default 2");
         EXPECT_EQ_INT(enc_opt.min_sequence, 2);
         EXPECT_EQ_INT(enc_opt.max_sequence, 100);
+    }
+
+    TEST("options: ENCORE_TRIAL's settings replace the effective values while on, and are taken back") {
+        const char *out = parse_with("ENCORE_TRIAL", " ENCORE_HOLD_RAMP=1; encore_hold_budget=60us;ENCORE_MAX_SEQUENCE=4",
+                                     "ENCORE_HOLD_BUDGET", "45us", NULL);
+        EXPECT_STR_EQ(out, "");
+        EXPECT_EQ_INT(enc_options_trial(-1), 3);
+        EXPECT_EQ_INT(enc_opt.hold_budget, 45); /* parsing does not put them in place */
+        EXPECT_EQ_INT(enc_options_trial(1), 3);
+        EXPECT_EQ_INT(enc_opt.hold_ramp, 1);
+        EXPECT_EQ_INT(enc_opt.hold_budget, 60);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 4);
+        enc_options_trial(1); /* again: the effective values saved the first time stay */
+        enc_options_trial(0);
+        EXPECT_EQ_INT(enc_opt.hold_ramp, 0);
+        EXPECT_EQ_INT(enc_opt.hold_budget, 45);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 128);
+        enc_options_trial(0);
+        EXPECT_EQ_INT(enc_opt.hold_budget, 45);
+    }
+
+    TEST("options: a bad ENCORE_TRIAL item warns, naming ENCORE_TRIAL, and is left out") {
+        const char *out = parse_with("ENCORE_TRIAL", "ENCORE_HOLD_RAMP=maybe;ENCORE_LOG=/tmp/x;ENCORE=0;ENCORE_MAX_GAP=9us",
+                                     NULL);
+        EXPECT_STR_CONTAINS(out, "encore: ENCORE_TRIAL: ENCORE_HOLD_RAMP=maybe is not a valid value; left out");
+        EXPECT_STR_CONTAINS(out, "ENCORE_TRIAL: 'ENCORE_LOG=/tmp/x' is not ENCORE_NAME=value for a numeric option");
+        EXPECT_STR_CONTAINS(out, "ENCORE_TRIAL: 'ENCORE=0' is not ENCORE_NAME=value for a numeric option");
+        EXPECT_EQ_INT(th_count_lines(out), 3);
+        EXPECT_EQ_INT(enc_options_trial(1), 1);
+        EXPECT_EQ_INT(enc_opt.max_gap, 9);
+        EXPECT_EQ_INT(enc_opt.enabled, 1);
+        enc_options_trial(0);
+        EXPECT_EQ_INT(enc_opt.max_gap, 30);
+    }
+
+    TEST("options: without ENCORE_TRIAL, a trial changes nothing") {
+        parse_with(NULL);
+        EXPECT_EQ_INT(enc_options_trial(1), 0);
+        EXPECT_EQ_INT(enc_opt.hold_ramp, 0);
+        EXPECT_EQ_INT(enc_opt.max_sequence, 128);
     }
 
     TEST("options: a deprecated name still sets its option, with one warning naming both") {
