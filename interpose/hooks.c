@@ -198,6 +198,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     enc_flush_cause = 0;
     take_pending(cls, flags, stream, per_thread, one_stream);
     if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
+    if (flags & ENC_F_WAITS) enc_core_wait_begin(); /* last: the driver's call alone is timed */
     enc_tls_guard = ENC_GUARD_DRIVER;
     return 1;
 }
@@ -235,6 +236,7 @@ static CUresult post(int entry, CUstream stream, int per_thread, CUresult result
         enc_core_driver_init_failed(result);
     if (!enc_active) return result;
     uint16_t flags = enc_entry_flags[entry];
+    if (flags & ENC_F_WAITS) enc_core_wait_end();
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
     if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
     if ((flags & ENC_F_STREAM_DESTROY) && stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS)

@@ -26,8 +26,10 @@ enum enc_entry_flag {
                                  wait, on any stream, is issued first */
     ENC_F_PROGRAM_GRAPH = 8192, /* the program launches a graph of its own: work on the stream that encore does
                                    not hold, weighed in the stream's window (core/streams/rest.c) */
-    ENC_F_CURRENT_CTX = 16384   /* changes the calling thread's current context: encore's remembered one is
+    ENC_F_CURRENT_CTX = 16384,  /* changes the calling thread's current context: encore's remembered one is
                                    forgotten (core/path/context.c); always wrapped, so that encore sees it */
+    ENC_F_WAITS = 32768         /* blocks the host until the GPU gets there: the wait is timed (the report's
+                                   sync_wait_ns: the GPU was behind the host there) */
 };
 
 typedef struct enc_entry_policy {

@@ -459,6 +459,8 @@ void enc_report_event_switch(int active) {
     enc_json_kv_u64(&j, "launches_replayed", sum.launches_replayed);
     enc_json_kv_u64(&j, "launches_passive", sum.launches_passive);
     enc_json_kv_u64(&j, "graph_launches", sum.graph_launches);
+    enc_json_kv_u64(&j, "sync_wait_ns", sum.sync_wait_ns);
+    enc_json_kv_u64(&j, "sync_waits", sum.sync_waits);
     enc_eventlog_write(fd, buf, enc_eventlog_end(&j));
 }
 

@@ -42,7 +42,9 @@
 #define ENC_TSTAT_TIME(X) /* the time estimate's measured inputs (the JSON puts recording_ns after them) */ \
     X(launch_samples,            NULL,                                              ENC_NO_WHOLE,              "eager launches timed (sampled)") \
     X(replay_ns,                 NULL,                                              ENC_NO_WHOLE,              "patching and launching graphs (every replay)") \
-    X(capture_ns,                NULL,                                              ENC_NO_WHOLE,              "capturing and instantiating (every capture, failed ones too)")
+    X(capture_ns,                NULL,                                              ENC_NO_WHOLE,              "capturing and instantiating (every capture, failed ones too)") \
+    X(sync_wait_ns,              NULL,                                              ENC_NO_WHOLE,              "the host's time blocked in synchronizing calls (ENC_F_WAITS): the GPU was behind it there") \
+    X(sync_waits,                NULL,                                              ENC_NO_WHOLE,              "the synchronizing calls sync_wait_ns timed")
 #define ENC_TSTAT_RECORD_TIME(X) /* recording_ns's inputs */ \
     X(record_ns,                 NULL,                                              ENC_NO_WHOLE,              "encore's time recording sampled launches (the sampled ones alone)") \
     X(record_samples,            NULL,                                              ENC_NO_WHOLE,              "the launches record_ns timed")

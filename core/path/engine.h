@@ -109,6 +109,12 @@ void enc_core_opaque_launch(CUstream stream, int per_thread);
 void enc_core_wide_call_begin(void);
 void enc_core_wide_call_end(void);
 
+/* Around the driver's call of an entry point that blocks the host until the
+ * GPU gets there (ENC_F_WAITS: a synchronize): the wait is timed, for the
+ * report (sync_wait_ns, sync_waits). */
+void enc_core_wait_begin(void);
+void enc_core_wait_end(void);
+
 /* Lifecycle events. */
 /* Before the program's cuStreamBeginCapture: encore stops making driver
  * calls of its own and issues everything it holds (core/path/prog_capture.c). */

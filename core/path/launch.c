@@ -496,3 +496,18 @@ void enc_core_stream_destroy(CUstream stream, int per_thread) {
 }
 
 void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_attr_gen, 1, __ATOMIC_RELEASE); }
+
+/* ---- the host's waits for the GPU (ENC_F_WAITS) --------------------------------------- */
+
+static __thread uint64_t wait_t0; /* 0: no wait being timed on this thread */
+
+void enc_core_wait_begin(void) { wait_t0 = enc_now_ns(); }
+
+void enc_core_wait_end(void) {
+    if (!wait_t0) return;
+    uint64_t ns = enc_now_ns() - wait_t0;
+    wait_t0 = 0;
+    enc_stats_touch();
+    ENC_TSTAT_ADD(sync_wait_ns, ns);
+    ENC_TSTAT_ADD(sync_waits, 1);
+}

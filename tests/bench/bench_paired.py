@@ -515,6 +515,8 @@ class Paired:
                     cell["replay_pct"] = 100.0 * (s.get("launches_replayed") or 0) / seen if seen > 0 else 0.0
                     if s.get("active_blocks_replay_pct") is not None:  # the timed active blocks only
                         cell["replay_pct_blocks"] = s["active_blocks_replay_pct"]
+                    if s.get("active_blocks_sync_wait_us") is not None:  # the GPU behind the host at syncs
+                        cell["sync_wait_us"] = [s.get("active_blocks_sync_wait_us"), s.get("passive_blocks_sync_wait_us")]
                     cell["encore_summary"] = {k: s.get(k) for k in ("launches_seen", "launches_replayed",
                                                                      "launches_passive", "graphs_captured",
                                                                      "divergences", "holds", "holds_replayed",
@@ -685,7 +687,9 @@ def read_summary(pattern):
         return None
     best = None
     for path in glob.glob(pattern.replace("%p", "*")):
-        summary, on, active = None, None, [0, 0]  # active: launches seen and replayed in active blocks
+        summary, on, off = None, None, None
+        active = [0, 0]  # launches seen and replayed in active blocks
+        waits = {"A": [0, 0], "P": [0, 0]}  # ns and calls blocked in synchronizing calls, active / switched off
         try:
             with open(path, errors="replace") as f:
                 for line in f:
@@ -699,16 +703,24 @@ def read_summary(pattern):
                     if kind == "summary":
                         summary = {k: v for k, v in ev.items() if k not in ("top_sequences", "top_divergences")}
                     elif kind == "switch_on":
-                        on = ev
+                        if off:
+                            waits["P"][0] += (ev.get("sync_wait_ns") or 0) - (off.get("sync_wait_ns") or 0)
+                            waits["P"][1] += (ev.get("sync_waits") or 0) - (off.get("sync_waits") or 0)
+                        on, off = ev, None
                     elif kind == "switch_off" and on:  # an active block ends (encore's log: core/path/switch.c)
                         active[0] += (ev.get("launches_seen") or 0) - (on.get("launches_seen") or 0)
                         active[1] += (ev.get("launches_replayed") or 0) - (on.get("launches_replayed") or 0)
-                        on = None
+                        waits["A"][0] += (ev.get("sync_wait_ns") or 0) - (on.get("sync_wait_ns") or 0)
+                        waits["A"][1] += (ev.get("sync_waits") or 0) - (on.get("sync_waits") or 0)
+                        on, off = None, ev
         except OSError:
             continue
         if summary and active[0] > 0:
             summary["active_blocks_launches"] = active[0]
             summary["active_blocks_replay_pct"] = 100.0 * active[1] / active[0]
+        for k, name in (("A", "active"), ("P", "passive")):  # the host's mean wait in a synchronizing call
+            if summary and waits[k][1] > 0:
+                summary[f"{name}_blocks_sync_wait_us"] = waits[k][0] / waits[k][1] / 1e3
         if summary and (best is None or (summary.get("launches_seen") or 0) > (best.get("launches_seen") or 0)):
             best = summary
     return best
@@ -759,14 +771,16 @@ def report_md(rows, args, notes):
                  f"{fmt_speedup(r['variants'].get('launch-free', {}).get('vs_eager'))} |")
     L += ["", "## Cost breakdown (in-process: variant active / passive blocks)", ""]
     L += ["| workload | variant | active / passive | n | verdict | replay % (process) | replay % (timed active "
-          "blocks) |", "|---|---|---|---|---|---|---|"]
+          "blocks) | sync wait, active / switched off (µs a call) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for v, c in r["variants"].items():
             if c.get("switch"):
                 rp, rb = c.get("replay_pct"), c.get("replay_pct_blocks")
+                sw_us = c.get("sync_wait_us") or [None, None]
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
                          f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} | "
-                         f"{'—' if rb is None else f'{rb:.1f}'} |")
+                         f"{'—' if rb is None else f'{rb:.1f}'} | "
+                         f"{' / '.join('—' if x is None else f'{x:.1f}' for x in sw_us)} |")
     brows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("encore_vs_bound")]
     if brows:
         L += ["", "## encore against the launch-free bound, in one process (variant encore+bound)", "",
