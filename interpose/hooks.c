@@ -288,6 +288,7 @@ int enc_hook_pre_op(int entry, CUstream stream, int per_thread, const enc_op *op
         return 2;
     }
     take_pending(cls, 0, stream, per_thread, 1);
+    if (enc_entry_flags[entry] & ENC_F_WAITS) enc_core_wait_begin(); /* last: the driver's call alone is timed */
     enc_tls_guard = ENC_GUARD_DRIVER;
     return r == 1 ? 3 : 1;
 }

@@ -28,8 +28,8 @@ enum enc_entry_flag {
                                    not hold, weighed in the stream's window (core/streams/rest.c) */
     ENC_F_CURRENT_CTX = 16384,  /* changes the calling thread's current context: encore's remembered one is
                                    forgotten (core/path/context.c); always wrapped, so that encore sees it */
-    ENC_F_WAITS = 32768         /* blocks the host until the GPU gets there: the wait is timed (the report's
-                                   sync_wait_ns: the GPU was behind the host there) */
+    ENC_F_WAITS = 32768         /* may block the host until the GPU gets there (a synchronize, a copy to the
+                                   host): the call is timed (the report's sync_wait_ns: the GPU was behind) */
 };
 
 typedef struct enc_entry_policy {

@@ -128,9 +128,9 @@ static uint64_t sample_take_ends(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
-    uint32_t limit = enc_opt.hold_ramp ? enc_sequence_limit(st)
-                     : st->seq_cap     ? st->seq_cap
-                                       : (uint32_t)enc_opt.max_sequence;
+    uint32_t limit = __builtin_expect(enc_opt.hold_ramp != 0, 0) ? enc_sequence_limit(st)
+                     : st->seq_cap                               ? st->seq_cap
+                                                                 : (uint32_t)enc_opt.max_sequence;
     if (st->seq.n >= limit) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
@@ -394,7 +394,12 @@ CUresult enc_core_launch(const enc_launch *l) {
     return r;
 }
 
+static void wait_episode_end(void);
+static __thread uint64_t wait_episode_ns
+    __attribute__((tls_model("initial-exec"))); /* waits since this thread's last launch (ENCORE_HOLD_RAMP=2) */
+
 static CUresult launch_guarded(const enc_launch *l) {
+    if (__builtin_expect(wait_episode_ns != 0, 0)) wait_episode_end();
     if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
         return enc_core_launch_paused(l, call_real);
     if (__builtin_expect(!__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED), 0)) enc_stats_touch();
@@ -439,7 +444,20 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
 
 /* ---- flush points ------------------------------------------------------------------- */
 
+/* ENCORE_HOLD_RAMP: a flush point starts the stream's ramp again, also when
+ * nothing is open there (the last sequence before it ended full). */
+static void ramp_restart(CUstream stream, int per_thread, int every_stream) {
+    enc_stream_state *st = every_stream ? NULL : enc_stream_for(stream, per_thread, 0);
+    if (st) {
+        __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) __atomic_store_n(&enc_states[i]->ramp, 0, __ATOMIC_RELAXED);
+}
+
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
+    if (__builtin_expect(enc_opt.hold_ramp != 0, 0) && enc_active) ramp_restart(stream, per_thread, 0);
     if (!enc_active || (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
                         __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0))
         return;
@@ -466,6 +484,7 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
+    if (__builtin_expect(enc_opt.hold_ramp != 0, 0)) ramp_restart(NULL, 0, 1);
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
         __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0)
         return;
@@ -499,7 +518,11 @@ void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_attr_gen, 1, 
 
 /* ---- the host's waits for the GPU (ENC_F_WAITS) --------------------------------------- */
 
-static __thread uint64_t wait_t0; /* 0: no wait being timed on this thread */
+/* A wait episode: the waiting calls a thread makes between two of its
+ * launches (a copy to the host and a synchronize, say: whichever of them
+ * finds the GPU behind waits, the other does not), one sample for
+ * ENCORE_HOLD_RAMP=2 when the thread launches again. */
+static __thread uint64_t wait_t0 __attribute__((tls_model("initial-exec"))); /* 0: no wait being timed on this thread */
 
 void enc_core_wait_begin(void) { wait_t0 = enc_now_ns(); }
 
@@ -510,4 +533,10 @@ void enc_core_wait_end(void) {
     enc_stats_touch();
     ENC_TSTAT_ADD(sync_wait_ns, ns);
     ENC_TSTAT_ADD(sync_waits, 1);
+    if (!__atomic_load_n(&enc_paused, __ATOMIC_RELAXED)) wait_episode_ns += ns ? ns : 1;
+}
+
+static void wait_episode_end(void) {
+    enc_sequence_note_wait(wait_episode_ns);
+    wait_episode_ns = 0;
 }

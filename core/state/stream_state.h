@@ -93,7 +93,8 @@ typedef struct enc_stream_state {
      * sequences, so that one held keeps the GPU waiting at most ENCORE_HOLD_BUDGET. */
     uint32_t seq_cap;
     uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
-    uint8_t ramp;      /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP) */
+    uint8_t ramp;      /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
+                          point with nothing open sets it to 0 without the lock) */
 
     /* Per-thread default streams: another thread cannot name them, so a
      * release from another thread (deadline, a device-wide flush) goes to a

@@ -67,13 +67,65 @@ uint32_t enc_sequence_cap(const enc_stream_state *st) {
  * than the GPU waits. */
 #define ENC_RAMP_FIRST 2u
 #define ENC_RAMP_MAX 8u /* doublings counted: the first is a quarter of the cap, so 2 reach it */
+
+/* ENCORE_HOLD_RAMP=2: the ramp is on while the host waits for the GPU when
+ * it synchronizes: of the last ENC_RAMP_WINDOW wait episodes (the waiting
+ * calls between two launches of a thread: core/path/launch.c), at least
+ * ENC_RAMP_VOTES waited longer than ENC_RAMP_WAIT_ON_NS. The GPU is behind
+ * at the end of a step then, so starting it sooner after the synchronize
+ * shortens the step, and that pays for the ramp's extra graph launches
+ * (about two a flush point, 2.5 to 4 us each on an H100 or H200). Off again
+ * once as many waited less than ENC_RAMP_WAIT_OFF_NS, not before: with the
+ * ramp on, the waits it shortened are what keeps it on. A host that does not
+ * wait (its own work, not the GPU, sets the pace) never ramps and keeps its
+ * fewer, longer graphs; a one-off long wait (start-up) decides nothing.
+ * Waits while the program's switch has encore off are not counted
+ * (benchmarks). The counts are racy between threads: a vote either way. */
+#define ENC_RAMP_WAIT_ON_NS 8000u
+#define ENC_RAMP_WAIT_OFF_NS 2000u
+#define ENC_RAMP_WINDOW 16u
+#define ENC_RAMP_VOTES 12u
+static unsigned ramp_n, ramp_long, ramp_short;
+static int gpu_behind;
+
+void enc_sequence_note_wait(uint64_t ns) {
+    unsigned n = __atomic_load_n(&ramp_n, __ATOMIC_RELAXED) + 1;
+    unsigned lg = __atomic_load_n(&ramp_long, __ATOMIC_RELAXED) + (ns > ENC_RAMP_WAIT_ON_NS);
+    unsigned sh = __atomic_load_n(&ramp_short, __ATOMIC_RELAXED) + (ns < ENC_RAMP_WAIT_OFF_NS);
+    if (n < ENC_RAMP_WINDOW) {
+        __atomic_store_n(&ramp_n, n, __ATOMIC_RELAXED);
+        __atomic_store_n(&ramp_long, lg, __ATOMIC_RELAXED);
+        __atomic_store_n(&ramp_short, sh, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&ramp_n, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ramp_long, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ramp_short, 0, __ATOMIC_RELAXED);
+    int behind = __atomic_load_n(&gpu_behind, __ATOMIC_RELAXED);
+    if (!behind && lg >= ENC_RAMP_VOTES) {
+        __atomic_store_n(&gpu_behind, 1, __ATOMIC_RELAXED);
+        ENC_DEBUG("the host waited for the GPU at %u of its last %u synchronizations: the GPU is behind; after a "
+                  "flush point, sequences start short (ENCORE_HOLD_RAMP=2)",
+                  lg, n);
+    } else if (behind && sh >= ENC_RAMP_VOTES) {
+        __atomic_store_n(&gpu_behind, 0, __ATOMIC_RELAXED);
+        ENC_DEBUG("the host hardly waited at %u of its last %u synchronizations: sequences no longer start short", sh,
+                  n);
+    }
+}
+
+int enc_sequence_ramps(void) {
+    return enc_opt.hold_ramp == 1 || (enc_opt.hold_ramp == 2 && __atomic_load_n(&gpu_behind, __ATOMIC_RELAXED));
+}
+
 uint32_t enc_sequence_limit(const enc_stream_state *st) {
     uint32_t cap = enc_sequence_cap(st);
-    if (!enc_opt.hold_ramp || !st->seq_cap || st->seq_cap >= (uint32_t)enc_opt.max_sequence) return cap;
+    if (!enc_sequence_ramps() || !st->seq_cap || st->seq_cap >= (uint32_t)enc_opt.max_sequence) return cap;
     uint32_t first = cap / 4;
     if (first < ENC_RAMP_FIRST) first = ENC_RAMP_FIRST;
     if (first < (uint32_t)enc_opt.min_sequence) first = (uint32_t)enc_opt.min_sequence;
-    uint32_t lim = first << (st->ramp < ENC_RAMP_MAX ? st->ramp : ENC_RAMP_MAX);
+    uint8_t ramp = __atomic_load_n(&st->ramp, __ATOMIC_RELAXED);
+    uint32_t lim = first << (ramp < ENC_RAMP_MAX ? ramp : ENC_RAMP_MAX);
     return lim < cap ? lim : cap;
 }
 
@@ -118,11 +170,11 @@ static void note_pace(enc_stream_state *st) {
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
-    if (why != ENC_FLUSH_SEQUENCE_FULL) { /* a flush point */
-        st->anchor_set = 0;               /* the next launch anchors */
-        st->ramp = 0;                     /* the next sequences start short again (ENCORE_HOLD_RAMP) */
-    } else if (st->open && st->ramp < ENC_RAMP_MAX) {
-        st->ramp++;
+    if (why != ENC_FLUSH_SEQUENCE_FULL) {                 /* a flush point */
+        st->anchor_set = 0;                               /* the next launch anchors */
+        __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED); /* the next sequences start short again (ENCORE_HOLD_RAMP) */
+    } else if (st->open && __atomic_load_n(&st->ramp, __ATOMIC_RELAXED) < ENC_RAMP_MAX) {
+        __atomic_store_n(&st->ramp, __atomic_load_n(&st->ramp, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
     }
     enc_release_at_sequence_end(st, why);
     if (!st->open) return;

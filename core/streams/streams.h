@@ -101,5 +101,10 @@ void enc_sequence_discard(enc_stream_state *st);
 uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns);
 uint32_t enc_sequence_cap(const enc_stream_state *st);
 uint32_t enc_sequence_limit(const enc_stream_state *st);
+/* ENCORE_HOLD_RAMP: whether sequences start short after a flush point now
+ * (1, or 2 while the host waits for the GPU), and the host's wait in one
+ * synchronizing call, for 2. */
+int enc_sequence_ramps(void);
+void enc_sequence_note_wait(uint64_t ns);
 
 #endif

@@ -78,7 +78,8 @@ static const struct good goods[] = {
     {"ENCORE_FLUSH_DEADLINE", "2ms", 2000, NULL},
     {"ENCORE_MAX_GAP", "25us", 25, NULL},
     {"ENCORE_HOLD_BUDGET", "0", 0, NULL},
-    {"ENCORE_HOLD_RAMP", "on", 1, NULL},
+    {"ENCORE_HOLD_RAMP", "1", 1, NULL},
+    {"ENCORE_HOLD_RAMP", "2", 2, NULL},
     {"ENCORE_INCLUDE", "gemm*,relu*", 0, "gemm*,relu*"},
     {"ENCORE_EXCLUDE", "*nccl*", 0, "*nccl*"},
     {"ENCORE_REPORT", "yes", 1, NULL},
@@ -123,7 +124,7 @@ static const struct bad bads[] = {
     {"ENCORE_WRAP_PASS", "2", "ENCORE_WRAP_PASS=2 is not a valid boolean"},
     {"ENCORE_NVTX", "maybe", "ENCORE_NVTX=maybe is not a valid boolean"},
     {"ENCORE_PATCH", "sometimes", "ENCORE_PATCH=sometimes is not a valid boolean"},
-    {"ENCORE_HOLD_RAMP", "2", "ENCORE_HOLD_RAMP=2 is not a valid boolean"},
+    {"ENCORE_HOLD_RAMP", "3", "ENCORE_HOLD_RAMP=3 is out of range (0..2)"},
     {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
 };
 
