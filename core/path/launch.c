@@ -131,7 +131,8 @@ static void end_sequence_if_full(enc_stream_state *st) {
     uint32_t limit = __builtin_expect(enc_opt.hold_ramp != 0, 0) ? enc_sequence_limit(st)
                      : st->seq_cap                               ? st->seq_cap
                                                                  : (uint32_t)enc_opt.max_sequence;
-    if (st->seq.n >= limit) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    if (st->seq.n >= limit || (__builtin_expect(enc_opt.tail_cut != 0, 0) && enc_sequence_tail_due(st)))
+        enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
 }
 
 /* The pending launch went to the driver (with result r) and is part of the
@@ -444,23 +445,27 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
 
 /* ---- flush points ------------------------------------------------------------------- */
 
-/* ENCORE_HOLD_RAMP: a flush point starts the stream's ramp again, also when
+/* ENCORE_HOLD_RAMP, ENCORE_TAIL_CUT: a flush point starts the stream's ramp
+ * again and ends its count of launches between flush points, also when
  * nothing is open there (the last sequence before it ended full). */
-static void ramp_restart(CUstream stream, int per_thread, int every_stream) {
+#define FLUSH_POINT_SHAPES (enc_opt.hold_ramp != 0 || enc_opt.tail_cut != 0)
+static void flush_point_seen(CUstream stream, int per_thread, int every_stream) {
     enc_stream_state *st = every_stream ? NULL : enc_stream_for(stream, per_thread, 0);
     if (st) {
-        __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED);
+        enc_sequence_flush_point(st);
         return;
     }
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++) __atomic_store_n(&enc_states[i]->ramp, 0, __ATOMIC_RELAXED);
+    for (int i = 0; i < n; i++) enc_sequence_flush_point(enc_states[i]);
 }
 
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
-    if (__builtin_expect(enc_opt.hold_ramp != 0, 0) && enc_active) ramp_restart(stream, per_thread, 0);
-    if (!enc_active || (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
-                        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0))
+    if (!enc_active) return;
+    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0) {
+        if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) flush_point_seen(stream, per_thread, 0); /* nothing open */
         return;
+    }
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
     if (!st) {
         order_without_state(stream, per_thread, why);
@@ -484,14 +489,18 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
-    if (__builtin_expect(enc_opt.hold_ramp != 0, 0)) ramp_restart(NULL, 0, 1);
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
-        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0)
+        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0) {
+        if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) flush_point_seen(NULL, 0, 1); /* nothing open */
         return;
+    }
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
-        if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED)) continue;
+        if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED)) {
+            if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) enc_sequence_flush_point(st);
+            continue;
+        }
         enc_mutex_lock(&st->mu);
         enc_sequence_end(st, why);
         enc_mutex_unlock(&st->mu);

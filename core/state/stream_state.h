@@ -95,6 +95,10 @@ typedef struct enc_stream_state {
     uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
     uint8_t ramp;      /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
                           point with nothing open sets it to 0 without the lock) */
+    /* ENCORE_TAIL_CUT: launches recorded since the last flush point, how many came between the two flush
+     * points before it, and in how many intervals in a row (atomic, as ramp) */
+    uint32_t since_flush, flush_len;
+    uint8_t flush_len_same;
 
     /* Per-thread default streams: another thread cannot name them, so a
      * release from another thread (deadline, a device-wide flush) goes to a

@@ -114,6 +114,42 @@ void enc_sequence_note_wait(uint64_t ns) {
     }
 }
 
+/* A flush point on st (its ramp starts again; ENCORE_TAIL_CUT learns how many
+ * launches come between two): from enc_sequence_end, or, on a stream with
+ * nothing open, without st's lock (enc_core_flush_*). since_flush counts the
+ * launches of the sequences ended since the last one; `open` is the open
+ * sequence's. */
+static void flush_point(enc_stream_state *st, uint32_t open) {
+    __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED);
+    uint32_t n = __atomic_exchange_n(&st->since_flush, 0, __ATOMIC_RELAXED) + open;
+    if (n == 0) return; /* two flush points with nothing between: one */
+    if (n == __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED)) {
+        uint8_t same = __atomic_load_n(&st->flush_len_same, __ATOMIC_RELAXED);
+        if (same < UINT8_MAX) __atomic_store_n(&st->flush_len_same, same + 1, __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&st->flush_len, n, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->flush_len_same, 0, __ATOMIC_RELAXED);
+    }
+}
+
+/* ENCORE_TAIL_CUT=K: st's launch just recorded is the one K before the flush
+ * point, on a stream whose flush points came after the same number of
+ * launches 3 times in a row, while the host waits for the GPU at its
+ * synchronizations (as for ENCORE_HOLD_RAMP=2). Its sequence ends here: the
+ * GPU runs it while the host issues the last K, and at the flush point only
+ * those K are left to wait for, not a whole sequence. The cut is at the same
+ * place in every iteration, so the pieces repeat and replay. */
+#define ENC_TAIL_SAME 2u /* intervals that matched the one before */
+void enc_sequence_flush_point(enc_stream_state *st) { flush_point(st, 0); }
+
+int enc_sequence_tail_due(const enc_stream_state *st) {
+    uint32_t n = __atomic_load_n(&st->since_flush, __ATOMIC_RELAXED) + st->seq.n;
+    uint32_t len = __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED), k = (uint32_t)enc_opt.tail_cut;
+    return n + k == len && len > k + (uint32_t)enc_opt.min_sequence &&
+           __atomic_load_n(&st->flush_len_same, __ATOMIC_RELAXED) >= ENC_TAIL_SAME &&
+           __atomic_load_n(&gpu_behind, __ATOMIC_RELAXED);
+}
+
 int enc_sequence_ramps(void) {
     return enc_opt.hold_ramp == 1 || (enc_opt.hold_ramp == 2 && __atomic_load_n(&gpu_behind, __ATOMIC_RELAXED));
 }
@@ -170,11 +206,14 @@ static void note_pace(enc_stream_state *st) {
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
-    if (why != ENC_FLUSH_SEQUENCE_FULL) {                 /* a flush point */
-        st->anchor_set = 0;                               /* the next launch anchors */
-        __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED); /* the next sequences start short again (ENCORE_HOLD_RAMP) */
-    } else if (st->open && __atomic_load_n(&st->ramp, __ATOMIC_RELAXED) < ENC_RAMP_MAX) {
-        __atomic_store_n(&st->ramp, __atomic_load_n(&st->ramp, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    if (why != ENC_FLUSH_SEQUENCE_FULL) {          /* a flush point */
+        st->anchor_set = 0;                        /* the next launch anchors */
+        flush_point(st, st->open ? st->seq.n : 0); /* the next sequences start short again (ENCORE_HOLD_RAMP) */
+    } else if (st->open) {
+        uint8_t ramp = __atomic_load_n(&st->ramp, __ATOMIC_RELAXED);
+        if (ramp < ENC_RAMP_MAX) __atomic_store_n(&st->ramp, ramp + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->since_flush, __atomic_load_n(&st->since_flush, __ATOMIC_RELAXED) + st->seq.n,
+                         __ATOMIC_RELAXED);
     }
     enc_release_at_sequence_end(st, why);
     if (!st->open) return;

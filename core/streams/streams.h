@@ -105,6 +105,10 @@ uint32_t enc_sequence_limit(const enc_stream_state *st);
  * (1, or 2 while the host waits for the GPU), and the host's wait in one
  * synchronizing call, for 2. */
 int enc_sequence_ramps(void);
+/* A flush point on a stream with nothing open (no lock needed), and whether
+ * st's last recorded launch ends its sequence under ENCORE_TAIL_CUT. */
+void enc_sequence_flush_point(enc_stream_state *st);
+int enc_sequence_tail_due(const enc_stream_state *st);
 void enc_sequence_note_wait(uint64_t ns);
 
 #endif

@@ -80,6 +80,7 @@ static const struct good goods[] = {
     {"ENCORE_HOLD_BUDGET", "0", 0, NULL},
     {"ENCORE_HOLD_RAMP", "1", 1, NULL},
     {"ENCORE_HOLD_RAMP", "2", 2, NULL},
+    {"ENCORE_TAIL_CUT", "2", 2, NULL},
     {"ENCORE_INCLUDE", "gemm*,relu*", 0, "gemm*,relu*"},
     {"ENCORE_EXCLUDE", "*nccl*", 0, "*nccl*"},
     {"ENCORE_REPORT", "yes", 1, NULL},
@@ -125,6 +126,7 @@ static const struct bad bads[] = {
     {"ENCORE_NVTX", "maybe", "ENCORE_NVTX=maybe is not a valid boolean"},
     {"ENCORE_PATCH", "sometimes", "ENCORE_PATCH=sometimes is not a valid boolean"},
     {"ENCORE_HOLD_RAMP", "3", "ENCORE_HOLD_RAMP=3 is out of range (0..2)"},
+    {"ENCORE_TAIL_CUT", "65", "ENCORE_TAIL_CUT=65 is out of range (0..64)"},
     {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
 };
 
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 22);
+        EXPECT_EQ_INT(enc_option_count, 23);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
