@@ -135,7 +135,9 @@ static void flush_point(enc_stream_state *st, uint32_t open) {
 /* ENCORE_TAIL_CUT=K: st's launch just recorded is the one K before the flush
  * point, on a stream whose flush points came after the same number of
  * launches 3 times in a row, while the host waits for the GPU at its
- * synchronizations (as for ENCORE_HOLD_RAMP=2). Its sequence ends here: the
+ * synchronizations (as for ENCORE_HOLD_RAMP=2), and st holds it: the loop
+ * replays (a stream whose launches never repeat is not cut into tails that
+ * repeat by chance: it rests as before). Its sequence ends here: the
  * GPU runs it while the host issues the last K, and at the flush point only
  * those K are left to wait for, not a whole sequence. The cut is at the same
  * place in every iteration, so the pieces repeat and replay. */
@@ -145,7 +147,7 @@ void enc_sequence_flush_point(enc_stream_state *st) { flush_point(st, 0); }
 int enc_sequence_tail_due(const enc_stream_state *st) {
     uint32_t n = __atomic_load_n(&st->since_flush, __ATOMIC_RELAXED) + st->seq.n;
     uint32_t len = __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED), k = (uint32_t)enc_opt.tail_cut;
-    return n + k == len && len > k + (uint32_t)enc_opt.min_sequence &&
+    return n + k == len && st->held && len > k + (uint32_t)enc_opt.min_sequence &&
            __atomic_load_n(&st->flush_len_same, __ATOMIC_RELAXED) >= ENC_TAIL_SAME &&
            __atomic_load_n(&gpu_behind, __ATOMIC_RELAXED);
 }

@@ -735,6 +735,10 @@ def fmt_ratio(c):
     return f"{c['median']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{c['median']:.3f} (n<2)"
 
 
+def fmt_num(x, spec=".1f"):
+    return "—" if x is None else format(x, spec)
+
+
 def fmt_speedup(c):
     if not c:
         return "—"
@@ -775,12 +779,10 @@ def report_md(rows, args, notes):
     for r in rows:
         for v, c in r["variants"].items():
             if c.get("switch"):
-                rp, rb = c.get("replay_pct"), c.get("replay_pct_blocks")
                 sw_us = c.get("sync_wait_us") or [None, None]
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
-                         f"{c['switch']['verdict']} | {'—' if rp is None else f'{rp:.1f}'} | "
-                         f"{'—' if rb is None else f'{rb:.1f}'} | "
-                         f"{' / '.join('—' if x is None else f'{x:.1f}' for x in sw_us)} |")
+                         f"{c['switch']['verdict']} | {fmt_num(c.get('replay_pct'))} | "
+                         f"{fmt_num(c.get('replay_pct_blocks'))} | {' / '.join(fmt_num(x) for x in sw_us)} |")
     brows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("encore_vs_bound")]
     if brows:
         L += ["", "## encore against the launch-free bound, in one process (variant encore+bound)", "",
@@ -791,9 +793,9 @@ def report_md(rows, args, notes):
               "| workload | variant | encore speedup (P/A) | bound speedup (P/B) | encore / bound | triples | verdict | "
               "replay % (timed active blocks) |", "|---|---|---|---|---|---|---|---|"]
         for r, v, c in brows:
-            eb, rb = c["encore_vs_bound"], c.get("replay_pct_blocks")
+            eb = c["encore_vs_bound"]
             L.append(f"| {r['workload']} | {v} | {fmt_speedup(c.get('switch'))} | {fmt_speedup(c.get('bound'))} | "
-                     f"{fmt_ratio(eb)} | {eb['n']} | {eb['verdict']} | {'—' if rb is None else f'{rb:.1f}'} |")
+                     f"{fmt_ratio(eb)} | {eb['n']} | {eb['verdict']} | {fmt_num(c.get('replay_pct_blocks'))} |")
     trows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("trial_vs_encore")]
     if trows:
         L += ["", "## A setting against the defaults, in one process (variant encore+trial)", "",
