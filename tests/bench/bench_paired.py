@@ -735,6 +735,18 @@ def fmt_ratio(c):
     return f"{c['median']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{c['median']:.3f} (n<2)"
 
 
+def in_process_section(L, rows, key, title, intro, columns, cells):
+    """A report section of the cells that have `key` (an in-process ratio): one row a workload and variant,
+    `cells(cell, cell[key])` the values after the workload and the variant."""
+    found = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get(key)]
+    if not found:
+        return
+    L += ["", f"## {title}", "", intro, "", "| workload | variant | " + " | ".join(columns) + " |",
+          "|" + "---|" * (len(columns) + 2)]
+    for r, v, c in found:
+        L.append(f"| {r['workload']} | {v} | " + " | ".join(str(x) for x in cells(c, c[key])) + " |")
+
+
 def fmt_num(x, spec=".1f"):
     return "—" if x is None else format(x, spec)
 
@@ -783,32 +795,24 @@ def report_md(rows, args, notes):
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
                          f"{c['switch']['verdict']} | {fmt_num(c.get('replay_pct'))} | "
                          f"{fmt_num(c.get('replay_pct_blocks'))} | {' / '.join(fmt_num(x) for x in sw_us)} |")
-    brows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("encore_vs_bound")]
-    if brows:
-        L += ["", "## encore against the launch-free bound, in one process (variant encore+bound)", "",
-              "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B repeated: P both pass "
-              "(encore passive, every launch made), A encore active, B encore passive and every kernel launch "
-              "skipped (the launch-free bound). Speedups over the nearest P blocks; encore / bound = (P/A) / (P/B) "
-              f"per adjacent triple, median with a bootstrap 95% interval (issue 31 asks for >= {BOUND_TARGET}).", "",
-              "| workload | variant | encore speedup (P/A) | bound speedup (P/B) | encore / bound | triples | verdict | "
-              "replay % (timed active blocks) |", "|---|---|---|---|---|---|---|---|"]
-        for r, v, c in brows:
-            eb = c["encore_vs_bound"]
-            L.append(f"| {r['workload']} | {v} | {fmt_speedup(c.get('switch'))} | {fmt_speedup(c.get('bound'))} | "
-                     f"{fmt_ratio(eb)} | {eb['n']} | {eb['verdict']} | {fmt_num(c.get('replay_pct_blocks'))} |")
-    trows = [(r, v, c) for r in rows for v, c in r["variants"].items() if c.get("trial_vs_encore")]
-    if trows:
-        L += ["", "## A setting against the defaults, in one process (variant encore+trial)", "",
-              "Blocks P A T repeated: P encore passive, A encore active with the effective settings, T active with "
-              "ENCORE_TRIAL's settings (the program's switch, encoreSetActive(2)). trial / defaults: each T block over "
-              "the mean of its nearest A blocks, median with a bootstrap 95% interval (below 1: the setting is "
-              "faster).", "",
-              "| workload | variant | defaults (A/P) | trial (T/P) | trial / defaults | n | verdict |",
-              "|---|---|---|---|---|---|---|"]
-        for r, v, c in trows:
-            t = c["trial_vs_encore"]
-            L.append(f"| {r['workload']} | {v} | {fmt_ratio(c.get('switch'))} | {fmt_ratio(c.get('trial_switch'))} | "
-                     f"{fmt_ratio(t)} | {t['n']} | {t['verdict']} |")
+    in_process_section(
+        L, rows, "encore_vs_bound", "encore against the launch-free bound, in one process (variant encore+bound)",
+        "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B repeated: P both pass "
+        "(encore passive, every launch made), A encore active, B encore passive and every kernel launch "
+        "skipped (the launch-free bound). Speedups over the nearest P blocks; encore / bound = (P/A) / (P/B) "
+        f"per adjacent triple, median with a bootstrap 95% interval (issue 31 asks for >= {BOUND_TARGET}).",
+        ["encore speedup (P/A)", "bound speedup (P/B)", "encore / bound", "triples", "verdict",
+         "replay % (timed active blocks)"],
+        lambda c, x: [fmt_speedup(c.get("switch")), fmt_speedup(c.get("bound")), fmt_ratio(x), x["n"], x["verdict"],
+                      fmt_num(c.get("replay_pct_blocks"))])
+    in_process_section(
+        L, rows, "trial_vs_encore", "A setting against the defaults, in one process (variant encore+trial)",
+        "Blocks P A T repeated: P encore passive, A encore active with the effective settings, T active with "
+        "ENCORE_TRIAL's settings (the program's switch, encoreSetActive(2)). trial / defaults: each T block over "
+        "the mean of its nearest A blocks, median with a bootstrap 95% interval (below 1: the setting is faster).",
+        ["defaults (A/P)", "trial (T/P)", "trial / defaults", "n", "verdict"],
+        lambda c, x: [fmt_ratio(c.get("switch")), fmt_ratio(c.get("trial_switch")), fmt_ratio(x), x["n"],
+                      x["verdict"]])
     mrows = [r for r in rows if r.get("memory")]
     if mrows:
         L += ["", "## Device memory (MiB in use by the driver's count, medians over processes)", "",
