@@ -99,6 +99,8 @@ typedef struct enc_stream_state {
      * points before it, and in how many intervals in a row (atomic, as ramp) */
     uint32_t since_flush, flush_len;
     uint8_t flush_len_same;
+    uint64_t flush_sig, flush_sig_run; /* the kernels between the last two flush points, and since the last
+                                          (a running hash of their structural fingerprints) */
 
     /* Per-thread default streams: another thread cannot name them, so a
      * release from another thread (deadline, a device-wide flush) goes to a

@@ -115,36 +115,45 @@ void enc_sequence_note_wait(uint64_t ns) {
 }
 
 /* A flush point on st (its ramp starts again; ENCORE_TAIL_CUT learns how many
- * launches come between two): from enc_sequence_end, or, on a stream with
- * nothing open, without st's lock (enc_core_flush_*). since_flush counts the
- * launches of the sequences ended since the last one; `open` is the open
- * sequence's. */
+ * launches, and which kernels, come between two): from enc_sequence_end, or,
+ * on a stream with nothing open, without st's lock (enc_core_flush_*).
+ * since_flush counts the launches of the sequences ended since the last one;
+ * `open` is the open sequence's. */
 static void flush_point(enc_stream_state *st, uint32_t open) {
     __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED);
     uint32_t n = __atomic_exchange_n(&st->since_flush, 0, __ATOMIC_RELAXED) + open;
+    uint64_t sig = __atomic_exchange_n(&st->flush_sig_run, 0, __ATOMIC_RELAXED);
     if (n == 0) return; /* two flush points with nothing between: one */
-    if (n == __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED)) {
+    if (n == __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED) &&
+        sig == __atomic_load_n(&st->flush_sig, __ATOMIC_RELAXED)) {
         uint8_t same = __atomic_load_n(&st->flush_len_same, __ATOMIC_RELAXED);
         if (same < UINT8_MAX) __atomic_store_n(&st->flush_len_same, same + 1, __ATOMIC_RELAXED);
     } else {
         __atomic_store_n(&st->flush_len, n, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->flush_sig, sig, __ATOMIC_RELAXED);
         __atomic_store_n(&st->flush_len_same, 0, __ATOMIC_RELAXED);
     }
 }
 
 /* ENCORE_TAIL_CUT=K: st's launch just recorded is the one K before the flush
- * point, on a stream whose flush points came after the same number of
- * launches 3 times in a row, while the host waits for the GPU at its
+ * point, on a stream whose flush points came after the same launches (as many,
+ * the same kernels in the same order) 3 times in a row, while the host waits for the GPU at its
  * synchronizations (as for ENCORE_HOLD_RAMP=2), and st holds it: the loop
  * replays (a stream whose launches never repeat is not cut into tails that
  * repeat by chance: it rests as before). Its sequence ends here: the
  * GPU runs it while the host issues the last K, and at the flush point only
  * those K are left to wait for, not a whole sequence. The cut is at the same
- * place in every iteration, so the pieces repeat and replay. */
+ * place in every iteration, so the pieces repeat and replay; a stream whose
+ * steps take one of several paths of one length (a server's batch sizes) is
+ * not cut, since the cut would move between paths and its pieces would not
+ * come again. Counts the launch (call once a recorded launch). */
 #define ENC_TAIL_SAME 2u /* intervals that matched the one before */
 void enc_sequence_flush_point(enc_stream_state *st) { flush_point(st, 0); }
 
-int enc_sequence_tail_due(const enc_stream_state *st) {
+int enc_sequence_tail_due(enc_stream_state *st) {
+    uint64_t sig = __atomic_load_n(&st->flush_sig_run, __ATOMIC_RELAXED);
+    if (st->seq.n) sig = (sig ^ st->seq.recs[st->seq.n - 1].sfp) * 0x100000001b3ull;
+    __atomic_store_n(&st->flush_sig_run, sig, __ATOMIC_RELAXED);
     uint32_t n = __atomic_load_n(&st->since_flush, __ATOMIC_RELAXED) + st->seq.n;
     uint32_t len = __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED), k = (uint32_t)enc_opt.tail_cut;
     return n + k == len && st->held && len > k + (uint32_t)enc_opt.min_sequence &&

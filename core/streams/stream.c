@@ -150,6 +150,8 @@ static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, 
     __atomic_store_n(&st->since_flush, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&st->flush_len, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&st->flush_len_same, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->flush_sig, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->flush_sig_run, 0, __ATOMIC_RELAXED);
     enc_rest_forget(st); /* nor whether its launches repeated */
     st->dead = 0;
     __atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELEASE);

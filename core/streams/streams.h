@@ -108,7 +108,7 @@ int enc_sequence_ramps(void);
 /* A flush point on a stream with nothing open (no lock needed), and whether
  * st's last recorded launch ends its sequence under ENCORE_TAIL_CUT. */
 void enc_sequence_flush_point(enc_stream_state *st);
-int enc_sequence_tail_due(const enc_stream_state *st);
+int enc_sequence_tail_due(enc_stream_state *st);
 void enc_sequence_note_wait(uint64_t ns);
 
 #endif
