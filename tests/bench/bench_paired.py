@@ -149,7 +149,7 @@ VARIANTS = {
     "encore-min2": {"ENCORE_MIN_REPEATS": "2"},          # the default before 2026-11-26 (evening): captured at the 2nd sighting
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
     "encore+bound": {},  # libskiplaunch.so before libencore.so (env() says so), schedule PAB: B blocks skip
-    "encore+trial": {},  # schedule PAT: T blocks active with ENCORE_TRIAL's settings (give them: encore+trial@ENCORE_TRIAL=...)
+    "encore+trial": {},  # schedule PATPTA: T blocks active with ENCORE_TRIAL's settings (give them: encore+trial@ENCORE_TRIAL=...)
 }
 VARIANT_NOTES = {
     "encore-off": "ENCORE=0: the hooks only (interposition), against no preload",
@@ -168,7 +168,8 @@ VARIANT_NOTES = {
     "encore+bound": "LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1, blocks P (both pass), A (encore "
                     "active), B (encore passive, every launch skipped): encore against the launch-free bound in one "
                     "process",
-    "encore+trial": "blocks P (passive), A (encore active), T (active with ENCORE_TRIAL's settings, encoreSetActive(2)): "
+    "encore+trial": "blocks P (passive), A (encore active), T (active with ENCORE_TRIAL's settings, encoreSetActive(2)), "
+                    "P A T P T A: "
                     "a setting against the defaults in one process (encore+trial@ENCORE_TRIAL=ENCORE_HOLD_RAMP=1;...)",
 }
 VARIANT_BASE = {}  # a variant made by register_variant: its base variant
@@ -410,7 +411,10 @@ class Paired:
         """The block letters and count of a switch process of workload w, variant v."""
         native = WORKLOADS[w][0] == "native"
         if base_variant(v) in ("encore+bound", "encore+trial"):  # triples P A B (P A T): no D or G blocks
-            return "PAB" if base_variant(v) == "encore+bound" else "PAT", ((6 if self.args.quick else 24) if native else blocks_sw // 3) * 3 + 1
+            # Both orders, in turn: the block right after a passive one runs colder than the one after
+            # it (calls 13-15 of 2026-11-27: whichever setting came second read 2-5% faster).
+            sched = "PABPBA" if base_variant(v) == "encore+bound" else "PATPTA"
+            return sched, ((6 if self.args.quick else 24) if native else blocks_sw // 3) * 3 + 1
         sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"  # launch-free: P launches, A skips
         if native:  # every ratio against D blocks (eager in-process): encore-off is E/D
             sched = "DE" if v == "encore-off" else "D" + sched
@@ -797,7 +801,7 @@ def report_md(rows, args, notes):
                          f"{fmt_num(c.get('replay_pct_blocks'))} | {' / '.join(fmt_num(x) for x in sw_us)} |")
     in_process_section(
         L, rows, "encore_vs_bound", "encore against the launch-free bound, in one process (variant encore+bound)",
-        "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B repeated: P both pass "
+        "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B P B A repeated: P both pass "
         "(encore passive, every launch made), A encore active, B encore passive and every kernel launch "
         "skipped (the launch-free bound). Speedups over the nearest P blocks; encore / bound = (P/A) / (P/B) "
         f"per adjacent triple, median with a bootstrap 95% interval (issue 31 asks for >= {BOUND_TARGET}).",
@@ -807,7 +811,7 @@ def report_md(rows, args, notes):
                       fmt_num(c.get("replay_pct_blocks"))])
     in_process_section(
         L, rows, "trial_vs_encore", "A setting against the defaults, in one process (variant encore+trial)",
-        "Blocks P A T repeated: P encore passive, A encore active with the effective settings, T active with "
+        "Blocks P A T P T A repeated (both orders: the block right after a passive one runs colder): P encore passive, A encore active with the effective settings, T active with "
         "ENCORE_TRIAL's settings (the program's switch, encoreSetActive(2)). trial / defaults: each T block over "
         "the mean of its nearest A blocks, median with a bootstrap 95% interval (below 1: the setting is faster).",
         ["defaults (A/P)", "trial (T/P)", "trial / defaults", "n", "verdict"],

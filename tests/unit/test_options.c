@@ -168,7 +168,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.patch, 1);
         EXPECT_EQ_INT(enc_opt.hold_rule, 1);
         EXPECT_EQ_INT(enc_opt.hold_budget, 30);
-        EXPECT_EQ_INT(enc_opt.tail_cut, 2);
+        EXPECT_EQ_INT(enc_opt.tail_cut, 0);
         for (int i = 0; i < enc_option_count; i++) {
             EXPECT(enc_option_source(i) == ENC_OPT_FROM_DEFAULT);
             EXPECT(enc_option_table[i].help && enc_option_table[i].help[0]);
