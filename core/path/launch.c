@@ -450,9 +450,9 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
  * nothing is open there (the last sequence before it ended full). */
 #define FLUSH_POINT_SHAPES (enc_opt.hold_ramp != 0 || enc_opt.tail_cut != 0)
 static void flush_point_seen(CUstream stream, int per_thread, int every_stream) {
-    enc_stream_state *st = every_stream ? NULL : enc_stream_for(stream, per_thread, 0);
-    if (st) {
-        enc_sequence_flush_point(st);
+    if (!every_stream) { /* a stream without a state has nothing to count */
+        enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
+        if (st) enc_sequence_flush_point(st);
         return;
     }
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
