@@ -15,7 +15,7 @@ decides nothing. Two ways to pair:
           bootstrapped over both samples.
 
 The launch-free bound in the same process (variant encore+bound; issue 31): LD_PRELOAD=
-libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1, schedule PAB repeated: P both pass (encore passive,
+libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1, schedule PABPBA repeated: P both pass (encore passive,
 every launch made), A encore active, B encore passive and every launch skipped (tests/bench/skip_launch.c).
 encore / bound = (P/A speedup) / (P/B speedup) per adjacent triple (P, A, B; P the mean of the nearest P
 blocks before and after the pair), median with a bootstrap 95% interval: no process-to-process noise in it.
@@ -148,7 +148,7 @@ VARIANTS = {
     "encore-budget60": {"ENCORE_HOLD_BUDGET": "60us"},   # between the two
     "encore-min2": {"ENCORE_MIN_REPEATS": "2"},          # the default before 2026-11-26 (evening): captured at the 2nd sighting
     "launch-free": {},  # not encore: libskiplaunch.so, switchable (env() says so); A blocks skip every launch
-    "encore+bound": {},  # libskiplaunch.so before libencore.so (env() says so), schedule PAB: B blocks skip
+    "encore+bound": {},  # libskiplaunch.so before libencore.so (env() says so), schedule PABPBA: B blocks skip
     "encore+trial": {},  # schedule PATPTA: T blocks active with ENCORE_TRIAL's settings (give them: encore+trial@ENCORE_TRIAL=...)
 }
 VARIANT_NOTES = {
@@ -410,7 +410,7 @@ class Paired:
     def switch_schedule(self, w, v, blocks_sw):
         """The block letters and count of a switch process of workload w, variant v."""
         native = WORKLOADS[w][0] == "native"
-        if base_variant(v) in ("encore+bound", "encore+trial"):  # triples P A B (P A T): no D or G blocks
+        if base_variant(v) in ("encore+bound", "encore+trial"):  # triples of P, A and B (or T): no D or G blocks
             # Both orders, in turn: the block right after a passive one runs colder than the one after
             # it (calls 13-15 of 2026-11-27: whichever setting came second read 2-5% faster).
             sched = "PABPBA" if base_variant(v) == "encore+bound" else "PATPTA"
@@ -685,6 +685,12 @@ def find(build_dir, name):
     return None
 
 
+def add_since(acc, ev, before, *keys):
+    """acc[i] += how much counter keys[i] grew from switch event `before` to `ev`."""
+    for i, k in enumerate(keys):
+        acc[i] += (ev.get(k) or 0) - (before.get(k) or 0)
+
+
 def read_summary(pattern):
     import glob
     if not pattern:
@@ -708,14 +714,11 @@ def read_summary(pattern):
                         summary = {k: v for k, v in ev.items() if k not in ("top_sequences", "top_divergences")}
                     elif kind == "switch_on":
                         if off:
-                            waits["P"][0] += (ev.get("sync_wait_ns") or 0) - (off.get("sync_wait_ns") or 0)
-                            waits["P"][1] += (ev.get("sync_waits") or 0) - (off.get("sync_waits") or 0)
+                            add_since(waits["P"], ev, off, "sync_wait_ns", "sync_waits")
                         on, off = ev, None
                     elif kind == "switch_off" and on:  # an active block ends (encore's log: core/path/switch.c)
-                        active[0] += (ev.get("launches_seen") or 0) - (on.get("launches_seen") or 0)
-                        active[1] += (ev.get("launches_replayed") or 0) - (on.get("launches_replayed") or 0)
-                        waits["A"][0] += (ev.get("sync_wait_ns") or 0) - (on.get("sync_wait_ns") or 0)
-                        waits["A"][1] += (ev.get("sync_waits") or 0) - (on.get("sync_waits") or 0)
+                        add_since(active, ev, on, "launches_seen", "launches_replayed")
+                        add_since(waits["A"], ev, on, "sync_wait_ns", "sync_waits")
                         on, off = None, ev
         except OSError:
             continue
@@ -811,9 +814,10 @@ def report_md(rows, args, notes):
                       fmt_num(c.get("replay_pct_blocks"))])
     in_process_section(
         L, rows, "trial_vs_encore", "A setting against the defaults, in one process (variant encore+trial)",
-        "Blocks P A T P T A repeated (both orders: the block right after a passive one runs colder): P encore passive, A encore active with the effective settings, T active with "
-        "ENCORE_TRIAL's settings (the program's switch, encoreSetActive(2)). trial / defaults: each T block over "
-        "the mean of its nearest A blocks, median with a bootstrap 95% interval (below 1: the setting is faster).",
+        "Blocks P A T P T A repeated (both orders: the block right after a passive one runs colder): P encore "
+        "passive, A encore active with the effective settings, T active with ENCORE_TRIAL's settings (the "
+        "program's switch, encoreSetActive(2)). trial / defaults: each T block over the mean of its nearest A "
+        "blocks, median with a bootstrap 95% interval (below 1: the setting is faster).",
         ["defaults (A/P)", "trial (T/P)", "trial / defaults", "n", "verdict"],
         lambda c, x: [fmt_ratio(c.get("switch")), fmt_ratio(c.get("trial_switch")), fmt_ratio(x), x["n"],
                       x["verdict"]])
