@@ -72,4 +72,18 @@ check("expand_workloads: 'corpus' stands for the corpus, in order, names around 
       ["cupy"] + [w for w in bp.CORPUS if w != "cupy"] + ["mlp-cpp"])
 s, n = P.switch_schedule("jax-jit", "encore", 19)
 check("switch_schedule: a workload without a graph mode of its own alternates P and A only", s == "PA" and n % 2 == 1)
+
+import engine_ab  # noqa: E402  (tests/bench is on the path)
+
+c = engine_ab.compare([0.70, 0.72, 0.71, 0.69, 0.73], [0.80, 0.82, 0.81, 0.79, 0.83])
+check("engine_ab: where the old engine gained and the new one's ratios lie above it, it gains less",
+      c["verdict"] == "GAINS LESS" and c["ci"][0] > 1.0)
+c = engine_ab.compare([0.70, 0.72, 0.71, 0.69, 0.73], [0.60, 0.62, 0.61, 0.59, 0.63])
+check("engine_ab: ratios below the old engine's gain more", c["verdict"] == "gains more")
+c = engine_ab.compare([0.70, 0.80, 0.75, 0.65, 0.85], [0.72, 0.78, 0.74, 0.66, 0.84])
+check("engine_ab: overlapping ratios show no difference", c["verdict"].startswith("same"))
+c = engine_ab.compare([1.00, 1.01, 0.99, 1.00, 1.02], [1.10, 1.11, 1.09, 1.12, 1.10])
+check("engine_ab: slower where the old engine did not gain is not 'gains less'",
+      c["verdict"].startswith("slower than old"))
+check("engine_ab: no verdict without ratios of both engines", engine_ab.compare([], [0.9, 0.8])["verdict"] == "no data")
 finish()

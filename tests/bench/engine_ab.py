@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Two engines against the same programs, in one run: does the newer one gain less anywhere?
+
+    tests/bench/engine_ab.py ROOT
+
+ROOT holds one folder per workload, each with an `old` and a `new` output folder of
+`tests/bench/bench --method switch` (one libencore.so each, `--encore-lib` for the old one;
+scripts/gpu/engine-ab makes them). For each workload and engine, the ratios of every active block
+to its neighbouring passive blocks (the in-process switch) give a median and a bootstrap 95%
+interval; new / old is the ratio of the two medians with its interval (both engines resampled).
+
+Verdicts, per workload:
+  "gains less"    the old engine gained (its interval lies below 1) and new / old lies above 1
+                  at 95%: the newer engine is worse there (issue 28's acceptance forbids it);
+  "gains more"    new / old lies below 1 at 95%;
+  "same"          otherwise (no difference shown).
+The ratios inside one process share its machine state, so the two engines are compared by their
+in-process ratios, never by their absolute step times (processes differ by up to 30%).
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_paired as bp  # noqa: E402
+
+
+def rows_of(folder):
+    path = os.path.join(folder, "paired-results.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def engine_ratios(rows, workload):
+    """Active / passive block ratios of the encore switch processes of `workload`; their checksums
+    and the share of launches replayed (the process summaries, both halves)."""
+    ratios, sums, seen, replayed = [], set(), 0, 0
+    for r in rows:
+        if r.get("workload") != workload or r.get("method") != "switch" or not r.get("ok"):
+            continue
+        if r.get("result", {}).get("checksum"):
+            sums.add(r["result"]["checksum"])
+        if bp.base_variant(r.get("variant", "")) != "encore":
+            continue
+        ratios += bp.block_ratios(r["blocks"], "A")
+        e = r.get("encore") or {}
+        seen += int(e.get("launches_seen") or 0)
+        replayed += int(e.get("launches_replayed") or 0)
+    return ratios, sums, (100.0 * replayed / seen if seen else None)
+
+
+def compare(old, new):
+    """old, new: lists of active / passive ratios. The medians, their intervals, new / old with its
+    interval, and the verdict (module docstring)."""
+    out = {"old": bp.summarize(old), "new": bp.summarize(new), "new_over_old": None, "ci": None,
+           "verdict": "no data"}
+    if not old or not new:
+        return out
+    out["new_over_old"] = statistics.median(new) / statistics.median(old)
+    ci = bp.bootstrap_product_ci(new, [1.0 / x for x in old])
+    out["ci"] = ci
+    if ci is None:
+        out["verdict"] = "no interval (fewer than 2 ratios)"
+        return out
+    gained_before = out["old"]["ci"] is not None and out["old"]["ci"][1] < 1.0
+    if ci[0] > 1.0:
+        out["verdict"] = "GAINS LESS" if gained_before else "slower than old (old did not gain)"
+    elif ci[1] < 1.0:
+        out["verdict"] = "gains more"
+    else:
+        out["verdict"] = "same (no difference shown)"
+    return out
+
+
+def fmt(c):
+    if not c:
+        return "—"
+    return f"{c['median']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c.get("ci") else f"{c['median']:.3f}"
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(argv) == 2 else 2
+    root = argv[1]
+    lines = ["| workload | old engine, active / passive [95%] | replayed | new engine | replayed | "
+             "new / old [95%] | verdict | checksums |",
+             "|---|---|---|---|---|---|---|---|"]
+    worse = 0
+    for w in sorted(os.listdir(root)):
+        if not os.path.isdir(os.path.join(root, w, "old")) and not os.path.isdir(os.path.join(root, w, "new")):
+            continue
+        o, so, ro = engine_ratios(rows_of(os.path.join(root, w, "old")), w)
+        n, sn, rn = engine_ratios(rows_of(os.path.join(root, w, "new")), w)
+        c = compare(o, n)
+        worse += c["verdict"] == "GAINS LESS"
+        ratio = f"{c['new_over_old']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c["ci"] else "—"
+        sums = "same" if len(so | sn) == 1 else ("—" if not (so | sn) else "DIFFER")
+        pct = (lambda x: "—" if x is None else f"{x:.1f}%")
+        lines.append(f"| {w} | {fmt(c['old'])} | {pct(ro)} | {fmt(c['new'])} | {pct(rn)} | {ratio} | "
+                     f"{c['verdict']} | {sums} |")
+    print("\n".join(lines))
+    print(f"\nworkloads where the new engine gains less at 95%: {worse}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
