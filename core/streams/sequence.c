@@ -199,11 +199,20 @@ static void note_cap(enc_stream_state *st) {
  * launches, not sequences: a sequence weighs as many launches as it has (up
  * to half the weight), so the short one a loop ends with before its host
  * work (a step's last launches, then the sampling and the synchronize) does
- * not leave the stream's next sequences alone. */
+ * not leave the stream's next sequences alone. One sequence's gap counts
+ * as at most PACE_CLAMP times ENCORE_MAX_GAP: a one-off pause of the host
+ * inside a sequence (a JIT compile, a first allocation, data loading; CuPy
+ * compiles each kernel at its first launch) would otherwise leave the stream
+ * alone until the average has decayed from it, some 50 sequences after a
+ * 50 ms pause, while a stream whose launches keep coming apart still turns
+ * sparse (its average rises toward the clamp, above the limit). */
 #define PACE_WEIGHT 64u
+#define PACE_CLAMP 2u
 static void note_pace(enc_stream_state *st) {
     uint64_t n = st->seq.n ? st->seq.n : 1;
     uint64_t gap = (enc_now_ns() - st->seq.t0) / n;
+    uint64_t most = (uint64_t)enc_opt.max_gap * 1000 * PACE_CLAMP;
+    if (gap > most) gap = most;
     uint64_t w = n < PACE_WEIGHT / 2 ? n : PACE_WEIGHT / 2;
     st->gap_ns = st->gap_ns ? (st->gap_ns * (PACE_WEIGHT - w) + gap * w) / PACE_WEIGHT : gap;
     int sparse = st->gap_ns > (uint64_t)enc_opt.max_gap * 1000;

@@ -3,7 +3,11 @@
  * This is the pattern encore exists for: after ENCORE_MIN_REPEATS
  * iterations it should be captured once and replayed from then on.
  *
- *   prog_hot_loop [iterations (default 100)] [blocking|non-blocking|legacy]
+ *   prog_hot_loop [iterations (default 100)] [blocking|non-blocking|legacy] [host gap us] [pause ms]
+ *
+ * host gap: host work between the launches of every iteration; pause: a
+ * one-off pause of the host inside iteration 1's launches (a JIT compile, a
+ * first allocation, data loading).
  *
  * The values change every iteration (the kernels accumulate), so a replay
  * that skips, repeats or reorders a launch changes the printed checksums. */
@@ -21,6 +25,7 @@ int main(int argc, char **argv)
     int iterations = argc > 1 ? atoi(argv[1]) : 100;
     const char *kind = argc > 2 ? argv[2] : "non-blocking";
     int host_gap_us = argc > 3 ? atoi(argv[3]) : 0; /* host work between launches */
+    int pause_ms = argc > 4 ? atoi(argv[4]) : 0;    /* once, inside iteration 1 */
     prog_init();
     prog_kernels k;
     prog_kernels_load(&k, 0);
@@ -36,6 +41,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < iterations; it++) {
         k_mix(&k, s, x, 5, N);
         if (host_gap_us) usleep(host_gap_us);
+        if (pause_ms && it == 1) usleep((useconds_t)pause_ms * 1000u);
         k_add(&k, s, y, x, N);
         if (host_gap_us) usleep(host_gap_us);
         k_stamp(&k, s, y, N);
