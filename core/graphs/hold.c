@@ -142,13 +142,33 @@ void enc_hold_start_seen(enc_stream_state *st, int matched) {
         t->since_match++;
 }
 
-int enc_capture_evidence(const enc_stream_state *st, uint32_t sightings) {
+void enc_hold_start_replayed(enc_stream_state *st) {
+    enc_trie_node *t = sequence_start(st);
+    if (!t) return;
+    t->since_match = 0;
+    t->replayed = 1;
+}
+
+/* ---- captures at a loop's entry ----------------------------------------------------
+ * The other way round: a start where a sequence replayed, and one matched a
+ * graph of its within the last DOUBT_SEQS sequences, is a loop's entry that
+ * keeps coming (a server's request, a training step). A new path from it (a
+ * batch size's kernels) is captured one sighting sooner, at
+ * ENCORE_MIN_REPEATS - 1 (at least 2): a serving loop whose requests take
+ * one of 32 paths after their first kernel replayed 68% of its launches at
+ * the third sighting and 79% at the second (prog_worth buckets), and on the
+ * H200 a server of batch sizes 1..64 gained less than with the second
+ * sighting before (docs/bench/2026-11-27-h200-engine-ab.md). A set-up run
+ * twice begins where nothing replayed yet, and still waits for the third. */
+int enc_capture_due(const enc_stream_state *st, uint32_t sightings) {
+    uint32_t need = (uint32_t)enc_opt.min_repeats;
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
-    if (!t) return 1;
+    if (!t) return sightings >= need;
+    if (t->replayed && t->since_match < DOUBT_SEQS) return sightings >= (need > 2 ? need - 1 : need);
     uint32_t b = t->hold_backoff;
-    if (b < DOUBT_BACKOFF || t->since_match < DOUBT_SEQS) return 1;
+    if (b < DOUBT_BACKOFF || t->since_match < DOUBT_SEQS) return sightings >= need;
     uint32_t shift = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
-    return sightings >= (uint32_t)enc_opt.min_repeats << shift;
+    return sightings >= need << shift;
 }
 
 /* ---- captures that never replay ---------------------------------------------------

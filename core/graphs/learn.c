@@ -466,7 +466,7 @@ void enc_learn_sequence(enc_stream_state *st) {
         return;
     }
     if (seq->fully_replayed) {
-        enc_hold_start_seen(st, 1);
+        enc_hold_start_replayed(st);
         /* Replayed by patching a graph of its structure: the exact sequence
          * gets a graph of its own once its replays patched ENC_EXACT_PATCH_NODES
          * nodes (at most ENC_EXACT_PATCH_STEP counted a replay), about what
@@ -486,8 +486,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
-    if (c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats &&
-        enc_capture_evidence(st, c->count))
+    if (c && c->state == ENC_CAND_COUNTING && enc_capture_due(st, ++c->count))
         capture(st, c, 0);
     /* The same structure with other arguments (a step counter, say) is worth
      * a graph too when the arguments can be patched in: count it apart (never
@@ -499,8 +498,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     if (sc_tried) {
         sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
         recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
-        if (sc && sc->state == ENC_CAND_COUNTING && ++sc->count >= (uint32_t)enc_opt.min_repeats &&
-            enc_capture_evidence(st, sc->count))
+        if (sc && sc->state == ENC_CAND_COUNTING && enc_capture_due(st, ++sc->count))
             capture(st, sc, 1);
     }
     learnt(outcome(c, sc, sc_tried));

@@ -6,10 +6,12 @@
 
 #include "core/state/stream_state.h"
 
-/* Is `sightings` of st's open sequence evidence enough to capture it, where it begins? (hold.c) */
-int enc_capture_evidence(const enc_stream_state *st, uint32_t sightings);
-/* st's open sequence ended; it matched a graph of its start (replayed, or had a graph) or not. */
+/* Is `sightings` of st's open sequence enough to capture it, where it begins? (hold.c) */
+int enc_capture_due(const enc_stream_state *st, uint32_t sightings);
+/* st's open sequence ended; it matched a graph of its start (had a graph) or not. */
 void enc_hold_start_seen(enc_stream_state *st, int matched);
+/* st's open sequence ended, replayed. */
+void enc_hold_start_replayed(enc_stream_state *st);
 /* May st's open sequence be captured, as graphs of its structure replayed? (counts a refusal) */
 int enc_capture_admits(enc_stream_state *st);
 /* A graph ending at trie node `node` was captured. */

@@ -31,6 +31,7 @@ typedef struct enc_trie_node {
     uint8_t hold_hist;                      /* the last holds, newest in bit 0: 1 replayed */
     uint8_t hold_n;                         /* holds in hold_hist (at most 8) */
     uint8_t hold_backoff;                   /* times given up (the back-off's exponent) */
+    uint8_t replayed;                       /* a sequence begun here replayed (hold.c, enc_capture_due) */
     uint16_t caps, cap_unpaid, cap_backoff; /* graphs captured, not replayed yet; the back-off's exponent */
     uint16_t since_match;                   /* sequences begun here since one matched a graph of here */
     uint32_t cap_skip;                      /* captures still to refuse */
