@@ -428,7 +428,7 @@ class Paired:
         method = self.args.method
         quick = self.args.quick
         blocks_sw = 7 if quick else 19   # PAG x 6 + P, or PA x 9 + P
-        rounds = self.args.rounds or (3 if quick else 30)
+        rounds = self.args.rounds if self.args.rounds is not None else (3 if quick else 30)  # 0: no process pairs
         if self.native_bin and any(WORKLOADS[w][0] == "native" for w in workloads) and not self.args.sim:
             self.run("native-norepeat", "eager", "warmup", "E", 3)  # the first process after a quiet spell is slow
         if method == "switch":

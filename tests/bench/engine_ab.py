@@ -35,9 +35,10 @@ def rows_of(folder):
 
 
 def engine_ratios(rows, workload):
-    """Active / passive block ratios of the encore switch processes of `workload`; their checksums
-    and the share of launches replayed (the process summaries, both halves)."""
-    ratios, sums, seen, replayed = [], set(), 0, 0
+    """Active / passive block ratios of the encore switch processes of `workload`; their checksums,
+    the share of launches replayed, graphs captured and of them never replayed (the process
+    summaries, both halves; an engine without that count reports 0)."""
+    ratios, sums, seen, replayed, caps, never = [], set(), 0, 0, 0, 0
     for r in rows:
         if r.get("workload") != workload or r.get("method") != "switch" or not r.get("ok"):
             continue
@@ -49,7 +50,9 @@ def engine_ratios(rows, workload):
         e = r.get("encore") or {}
         seen += int(e.get("launches_seen") or 0)
         replayed += int(e.get("launches_replayed") or 0)
-    return ratios, sums, (100.0 * replayed / seen if seen else None)
+        caps += int(e.get("graphs_captured") or 0)
+        never += int(e.get("captured_never_replayed") or 0)
+    return ratios, sums, (100.0 * replayed / seen if seen else None), (caps, never)
 
 
 def compare(old, new):
@@ -87,21 +90,21 @@ def main(argv):
         return 0 if len(argv) == 2 else 2
     root = argv[1]
     lines = ["| workload | old engine, active / passive [95%] | replayed | new engine | replayed | "
-             "new / old [95%] | verdict | checksums |",
-             "|---|---|---|---|---|---|---|---|"]
+             "new / old [95%] | verdict | checksums | new: captured, never replayed |",
+             "|---|---|---|---|---|---|---|---|---|"]
     worse = 0
     for w in sorted(os.listdir(root)):
         if not os.path.isdir(os.path.join(root, w, "old")) and not os.path.isdir(os.path.join(root, w, "new")):
             continue
-        o, so, ro = engine_ratios(rows_of(os.path.join(root, w, "old")), w)
-        n, sn, rn = engine_ratios(rows_of(os.path.join(root, w, "new")), w)
+        o, so, ro, _ = engine_ratios(rows_of(os.path.join(root, w, "old")), w)
+        n, sn, rn, (caps, never) = engine_ratios(rows_of(os.path.join(root, w, "new")), w)
         c = compare(o, n)
         worse += c["verdict"] == "GAINS LESS"
         ratio = f"{c['new_over_old']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c["ci"] else "—"
         sums = "same" if len(so | sn) == 1 else ("—" if not (so | sn) else "DIFFER")
         pct = (lambda x: "—" if x is None else f"{x:.1f}%")
         lines.append(f"| {w} | {fmt(c['old'])} | {pct(ro)} | {fmt(c['new'])} | {pct(rn)} | {ratio} | "
-                     f"{c['verdict']} | {sums} |")
+                     f"{c['verdict']} | {sums} | {caps}, {never} |")
     print("\n".join(lines))
     print(f"\nworkloads where the new engine gains less at 95%: {worse}")
     return 0
