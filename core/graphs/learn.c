@@ -486,8 +486,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
-    if (c && c->state == ENC_CAND_COUNTING && enc_capture_due(st, ++c->count))
-        capture(st, c, 0);
+    if (c && c->state == ENC_CAND_COUNTING && enc_capture_due(st, ++c->count)) capture(st, c, 0);
     /* The same structure with other arguments (a step counter, say) is worth
      * a graph too when the arguments can be patched in: count it apart (never
      * in the place of the exact count just made), and capture the sequence as
@@ -498,8 +497,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     if (sc_tried) {
         sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
         recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
-        if (sc && sc->state == ENC_CAND_COUNTING && enc_capture_due(st, ++sc->count))
-            capture(st, sc, 1);
+        if (sc && sc->state == ENC_CAND_COUNTING && enc_capture_due(st, ++sc->count)) capture(st, sc, 1);
     }
     learnt(outcome(c, sc, sc_tried));
     enc_hold_start_seen(st, (c && c->state == ENC_CAND_CAPTURED) || (sc && sc->state == ENC_CAND_CAPTURED));
