@@ -41,6 +41,8 @@ void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why
  * the node st holds at: note the divergence (if `note` and no graph ends
  * there), then release. */
 void enc_release_on_divergence(enc_stream_state *st, CUfunction f, const enc_layout *L, int note);
+/* Would st's sequence, recorded without holding, have replayed a graph (exactly or once patched)? */
+int enc_would_replay(const enc_stream_state *st);
 
 /* ---- hold.c: hold only where holding pays ------------------------------------------ */
 /* A hold that ends without a replay costs (the GPU may idle while launches wait); a start (a root child of

@@ -89,11 +89,11 @@ typedef struct mismatch {
     int arg;            /* the first argument of that launch that differs, or -1 */
 } mismatch;
 
-/* A graph ending at st->node equal to the held launches, or NULL. */
-static enc_graph *exact_match(const enc_stream_state *st) {
+/* A graph ending at trie node `node` equal to the held launches, or NULL. */
+static enc_graph *exact_match(const enc_stream_state *st, uint32_t node) {
     const enc_seq *seq = &st->seq;
     uint64_t key = enc_args_key(seq->recs, seq->n);
-    for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node)
+    for (enc_graph *g = st->store.nodes[node].graphs; g; g = g->next_at_node)
         if (g->len == seq->n && g->args_key == key && common_prefix(seq, g) == seq->n) return g;
     return NULL;
 }
@@ -124,12 +124,12 @@ static mismatch closest_graph(const enc_stream_state *st) {
  * NULL: the one with fewest differences. Patching every launch still costs less than issuing
  * them: a ring of buffers that gives each iteration new addresses replays
  * one patched graph instead of capturing a graph per buffer set. */
-static enc_graph *patchable(const enc_stream_state *st) {
+static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
     if (!enc_opt.patch) return NULL;
     const enc_seq *seq = &st->seq;
     enc_graph *best = NULL;
     uint32_t best_k = UINT32_MAX;
-    for (enc_graph *g = st->store.nodes[st->node].graphs; g; g = g->next_at_node) {
+    for (enc_graph *g = st->store.nodes[node].graphs; g; g = g->next_at_node) {
         if (g->len != seq->n || !g->knodes || g->patch_refusals >= ENC_PATCH_REFUSALS) continue;
         uint32_t k = 0, i = 0;
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
@@ -262,10 +262,18 @@ static const char *eager_why(enum replay_outcome o, const char *otherwise) {
     return o == ARGS_DIFFERED ? "arguments differed" : o == REPLAY_FAILED ? "graph launch failed" : otherwise;
 }
 
+int enc_would_replay(const enc_stream_state *st) {
+    uint32_t node = ENC_TRIE_ROOT;
+    for (uint32_t i = 0; i < st->seq.n && node != ENC_NO_NODE; i++)
+        node = enc_store_child(&st->store, node, st->seq.recs[i].sfp);
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT || !st->store.nodes[node].graphs) return 0;
+    return exact_match(st, node) != NULL || patchable(st, node) != NULL;
+}
+
 /* Replay the graph that matches what st holds, exactly or once patched. */
 static enum replay_outcome replay_held(enc_stream_state *st) {
-    enc_graph *g = exact_match(st);
-    int patch = !g && (g = patchable(st)) != NULL;
+    enc_graph *g = exact_match(st, st->node);
+    int patch = !g && (g = patchable(st, st->node)) != NULL;
     if (g) return replay(st, g, patch) ? REPLAYED : REPLAY_FAILED;
     mismatch m = closest_graph(st);
     if (m.closest && m.pos < st->seq.n) {

@@ -15,6 +15,9 @@
  *            answer's rows set by a memset, both run through the kernels
  *            and the answer copied back (the sizes of both copies and of
  *            the memset follow the request), then read by the host
+ *   serve-kernels  the same, with kernels chosen by the request's size, as
+ *            a BLAS library chooses its matrix product by shape: they
+ *            change at 16 and at 40 blocks (three paths)
  *
  *   prog_grow MODE [steps] */
 #include "prog.h"
@@ -53,7 +56,7 @@ static void loop(const char *mode, int steps) {
     prog_finish(s, x, y, N);
 }
 
-static void serve(int steps) {
+static void serve(int steps, int by_size) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
     prog_hot_buffers(&k, s, N, &x, &y, &r);
@@ -68,8 +71,12 @@ static void serve(int steps) {
         CK(drv.cuMemcpyHtoDAsync(x, in, n * sizeof *in, s)); /* the request's rows */
         CK(drv.cuMemsetD32Async(y, (uint32_t)it, n, s));      /* its answer's rows, cleared */
         k_add(&k, s, y, x, n);
-        k_axpy(&k, s, x, y, 3, n);
+        if (by_size && n > 16 * PROG_BLOCK)
+            k_mix(&k, s, x, 3, n);
+        else
+            k_axpy(&k, s, x, y, 3, n);
         k_stamp(&k, s, y, n);
+        if (by_size && n > 40 * PROG_BLOCK) k_add(&k, s, y, x, n);
         CK(drv.cuMemcpyDtoHAsync(out, y, n * sizeof *out, s)); /* the answer */
         CK(drv.cuStreamSynchronize(s));
         printf("request %3d rows %4u answer %016llx\n", it, n, (unsigned long long)prog_hash_buf(PROG_HASH_INIT, out, n));
@@ -82,14 +89,14 @@ static void serve(int steps) {
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "grow";
     int steps = argc > 2 ? atoi(argv[2]) : 200;
-    if (strcmp(mode, "grow") && strcmp(mode, "steps") && strcmp(mode, "serve")) {
+    if (strcmp(mode, "grow") && strcmp(mode, "steps") && strcmp(mode, "serve") && strcmp(mode, "serve-kernels")) {
         fprintf(stderr, "prog_grow: unknown mode %s\n", mode);
         return 2;
     }
     prog_init();
     prog_kernels_load(&k, 0);
-    if (!strcmp(mode, "serve"))
-        serve(steps);
+    if (!strncmp(mode, "serve", 5))
+        serve(steps, !strcmp(mode, "serve-kernels"));
     else
         loop(mode, steps);
     return 0;

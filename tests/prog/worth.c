@@ -39,6 +39,14 @@
  *              fail and are given up, yet each path comes again and again
  *              and is worth its graph as soon as it has come three times.
  *
+ *   comeback   a request's first kernel, then one of 32 paths; path 0 is
+ *              the one that comes back. Rounds of four new paths (holds at
+ *              the first kernel fail: given up) and then path 0, 8 << round
+ *              times and 7 more: while holding there is given up, path 0's
+ *              requests, which have their graph, run eagerly; seen so, the
+ *              start is held again (the rest at a serving loop's entry
+ *              whose holds failed on new batch sizes, H200 2026-11-27).
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
@@ -183,6 +191,34 @@ static void unsteady(int steps) {
     prog_finish(s, x, y, N);
 }
 
+/* A request: the first kernel, then path `path`'s five kernels (one of 2^5), then the read-back. */
+static void request(CUstream s, CUdeviceptr x, CUdeviceptr y, CUdeviceptr r, uint32_t path, int it) {
+    k_add(&k, s, y, x, N);
+    for (uint32_t b = 0; b < 5; b++) {
+        if (path >> b & 1u)
+            k_mix(&k, s, x, 3 + b, N);
+        else
+            k_stamp(&k, s, x, N);
+    }
+    k_axpy(&k, s, y, x, 2, N);
+    k_reduce(&k, s, r, y, N);
+    prog_print_reduce(s, r, "request", it);
+}
+
+static void comeback(int rounds) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    int it = 0;
+    for (int i = 0; i < 3; i++) request(s, x, y, r, 0, it++); /* path 0 captured */
+    uint32_t fresh = 1;
+    for (int c = 0; c < rounds && fresh + 4 <= 32; c++) {
+        for (int i = 0; i < 4; i++) request(s, x, y, r, fresh++, it++);     /* new paths: holds fail */
+        for (int i = 0; i < (8 << c) + 7; i++) request(s, x, y, r, 0, it++); /* path 0 again */
+    }
+    prog_finish(s, x, y, N);
+}
+
 static void buckets(int steps) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
@@ -216,6 +252,8 @@ int main(int argc, char **argv) {
         pairs(steps);
     else if (!strcmp(mode, "twice"))
         twice(steps);
+    else if (!strcmp(mode, "comeback"))
+        comeback(steps);
     else if (!strcmp(mode, "buckets"))
         buckets(steps);
     else if (!strcmp(mode, "unsteady"))
