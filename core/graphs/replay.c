@@ -201,7 +201,10 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     uint32_t written = 0;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
     CUresult r = patch ? patch_nodes(st, g, &op_failed, &written) : CUDA_SUCCESS;
-    if (written) ENC_TSTAT_ADD(nodes_patched, written); /* those before a refusal were written too */
+    if (written) { /* those before a refusal were written too */
+        ENC_TSTAT_ADD(nodes_patched, written);
+        ENC_TSTAT_ADD(patch_ns, enc_now_ns() - t0);
+    }
     if (r != CUDA_SUCCESS) {
         enc_stream_end_issue(st, pushed, side);
         g->patch_refusals++;
