@@ -226,17 +226,7 @@ static void buckets(int steps) {
     uint64_t rng = 42;
     for (int it = 0; it < steps; it++) {
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        uint32_t path = (uint32_t)(rng >> 33) % 32u;
-        k_add(&k, s, y, x, N); /* the request's first kernel, whatever its path */
-        for (uint32_t b = 0; b < 5; b++) { /* the path: five kernels, one of 2^5 choices */
-            if (path >> b & 1u)
-                k_mix(&k, s, x, 3 + b, N);
-            else
-                k_stamp(&k, s, x, N);
-        }
-        k_axpy(&k, s, y, x, 2, N);
-        k_reduce(&k, s, r, y, N);
-        prog_print_reduce(s, r, "request", it);
+        request(s, x, y, r, (uint32_t)(rng >> 33) % 32u, it);
     }
     prog_finish(s, x, y, N);
 }
