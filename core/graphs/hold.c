@@ -21,9 +21,9 @@
  *     once patched, holding resumes at once, as a probe. A serving loop's entry,
  *     whose holds fail while new batch sizes come and whose other requests
  *     have their graphs, so holds again after two requests instead of eight
- *     or more (H200: the changing-batch server ran 6,980 launches eagerly
- *     this way in a process, against 590 without the rule; its gain fell
- *     from 0.83 to 0.94 of eager).
+ *     or more. On the H200 the changing-batch server had run 6,980 launches
+ *     eagerly this way in a process (1,850 since), and ran at 0.944 of eager
+ *     against 0.834 with ENCORE_HOLD_RULE=0 (docs/bench/2026-11-27-h200-engine-ab.md).
  * A program that never repeats so converges to pass-through cost (one probe
  * per up to 4096 sequences), and one that starts repeating later is picked up
  * again (at once when it captures a new graph). ENCORE_HOLD_RULE=0 holds
@@ -47,7 +47,7 @@
 #define HOLD_MIN_PAID 4      /* ... of which fewer replayed than this: give up */
 #define BACKOFF_FIRST 8u     /* sequences run eagerly after the first give-up */
 #define BACKOFF_MAX_SHIFT 9u /* ... doubling with each give-up, up to 8 << 9 = 4096 */
-#define SHADOW_RESUME 2u     /* sequences in a row run eagerly at a given-up start that matched a graph */
+#define SHADOW_RESUME 2u     /* sequences in a row, run eagerly at a given-up start, that would have replayed */
 
 static const enc_layout *start_layout(const enc_trie_node *t) { return enc_layout_cached(t->f); }
 
@@ -181,10 +181,10 @@ void enc_hold_start_replayed(enc_stream_state *st) {
  * batch size's kernels) is captured one sighting sooner, at
  * ENCORE_MIN_REPEATS - 1 (at least 2): a serving loop whose requests take
  * one of 32 paths after their first kernel replayed 68% of its launches at
- * the third sighting and 79% at the second (prog_worth buckets), and on the
- * H200 a server of batch sizes 1..64 gained less than with the second
- * sighting before (docs/bench/2026-11-27-h200-engine-ab.md). A set-up run
- * twice begins where nothing replayed yet, and still waits for the third. */
+ * the third sighting and 79% at the second (prog_worth buckets; on the
+ * H200's changing-batch server the sighting made no difference, the hold
+ * rule did: docs/bench/2026-11-27-h200-engine-ab.md). A set-up run twice
+ * begins where nothing replayed yet, and still waits for the third. */
 int enc_capture_due(const enc_stream_state *st, uint32_t sightings) {
     uint32_t need = (uint32_t)enc_opt.min_repeats;
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
