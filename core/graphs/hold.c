@@ -51,15 +51,21 @@
 
 static const enc_layout *start_layout(const enc_trie_node *t) { return enc_layout_cached(t->f); }
 
+/* Holding resumes at given-up start t, as a probe: one more failure gives up again. */
+static void resume_probe(enc_trie_node *t, const char *why) {
+    t->hold_skip = 0;
+    t->hold_fails = HOLD_FAILS_MAX - 1;
+    t->hold_hist = 0;
+    t->hold_n = 0;
+    ENC_TSTAT_ADD(holds_resumed, 1);
+    enc_event_hold_resumed(start_layout(t), why);
+}
+
 /* A sequence begins at a given-up start: 1 if it is the one to try again. */
 int enc_hold_skip_slow(enc_stream_state *st, uint32_t start) {
     enc_trie_node *t = &st->store.nodes[start];
     if (--t->hold_skip != 0) return 0;
-    t->hold_fails = HOLD_FAILS_MAX - 1; /* a probe: one more failure gives up again */
-    t->hold_hist = 0;
-    t->hold_n = 0;
-    ENC_TSTAT_ADD(holds_resumed, 1);
-    enc_event_hold_resumed(start_layout(t), "back-off");
+    resume_probe(t, "back-off");
     return 1;
 }
 
@@ -148,13 +154,7 @@ static void shadow(enc_trie_node *t, int would) {
     t->hold_hist = (uint8_t)((t->hold_hist << 1) | (would ? 1 : 0));
     if (t->hold_n < HOLD_WINDOW) t->hold_n++;
     const uint8_t all = (uint8_t)((1u << SHADOW_RESUME) - 1u);
-    if (t->hold_n < SHADOW_RESUME || (t->hold_hist & all) != all) return;
-    t->hold_skip = 0;
-    t->hold_fails = HOLD_FAILS_MAX - 1; /* a probe: one more failure gives up again */
-    t->hold_hist = 0;
-    t->hold_n = 0;
-    ENC_TSTAT_ADD(holds_resumed, 1);
-    enc_event_hold_resumed(start_layout(t), "would have replayed");
+    if (t->hold_n >= SHADOW_RESUME && (t->hold_hist & all) == all) resume_probe(t, "would have replayed");
 }
 
 void enc_hold_start_seen(enc_stream_state *st, int matched) {
