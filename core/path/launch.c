@@ -449,21 +449,15 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
  * again and ends its count of launches between flush points, also when
  * nothing is open there (the last sequence before it ended full). */
 #define FLUSH_POINT_SHAPES (enc_opt.hold_ramp != 0 || enc_opt.tail_cut != 0)
-static void flush_point_seen(CUstream stream, int per_thread, int every_stream) {
-    if (!every_stream) { /* a stream without a state has nothing to count */
-        enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
-        if (st) enc_sequence_flush_point(st);
-        return;
-    }
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++) enc_sequence_flush_point(enc_states[i]);
-}
 
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
     if (!enc_active) return;
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
         __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0) {
-        if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) flush_point_seen(stream, per_thread, 0); /* nothing open */
+        if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) { /* nothing open; a stream without a state counts nothing */
+            enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
+            if (st) enc_sequence_flush_point(st);
+        }
         return;
     }
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
@@ -491,7 +485,10 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
 void enc_core_flush_all(enum enc_flush_reason why) {
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
         __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0) {
-        if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) flush_point_seen(NULL, 0, 1); /* nothing open */
+        if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) { /* nothing open */
+            int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+            for (int i = 0; i < n; i++) enc_sequence_flush_point(enc_states[i]);
+        }
         return;
     }
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);

@@ -135,6 +135,8 @@ static void flush_point(enc_stream_state *st, uint32_t open) {
     }
 }
 
+void enc_sequence_flush_point(enc_stream_state *st) { flush_point(st, 0); }
+
 /* ENCORE_TAIL_CUT=K: st's launch just recorded is the one K before the flush
  * point, on a stream whose flush points came after the same launches (as many,
  * the same kernels in the same order) 3 times in a row, while the host waits for the GPU at its
@@ -148,7 +150,6 @@ static void flush_point(enc_stream_state *st, uint32_t open) {
  * not cut, since the cut would move between paths and its pieces would not
  * come again. Counts the launch (call once a recorded launch). */
 #define ENC_TAIL_SAME 2u /* intervals that matched the one before */
-void enc_sequence_flush_point(enc_stream_state *st) { flush_point(st, 0); }
 
 int enc_sequence_tail_due(enc_stream_state *st) {
     uint64_t sig = __atomic_load_n(&st->flush_sig_run, __ATOMIC_RELAXED);
