@@ -78,12 +78,6 @@ def compare(old, new):
     return out
 
 
-def fmt(c):
-    if not c:
-        return "—"
-    return f"{c['median']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c.get("ci") else f"{c['median']:.3f}"
-
-
 def main(argv):
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -100,10 +94,10 @@ def main(argv):
         n, sn, rn, (caps, never) = engine_ratios(rows_of(os.path.join(root, w, "new")), w)
         c = compare(o, n)
         worse += c["verdict"] == "GAINS LESS"
-        ratio = f"{c['new_over_old']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c["ci"] else "—"
+        ratio = bp.fmt_ratio(c["ci"] and {"median": c["new_over_old"], "ci": c["ci"]})
         sums = "same" if len(so | sn) == 1 else ("—" if not (so | sn) else "DIFFER")
-        pct = (lambda x: "—" if x is None else f"{x:.1f}%")
-        lines.append(f"| {w} | {fmt(c['old'])} | {pct(ro)} | {fmt(c['new'])} | {pct(rn)} | {ratio} | "
+        pct = (lambda x: bp.fmt_num(x) + ("" if x is None else "%"))
+        lines.append(f"| {w} | {bp.fmt_ratio(c['old'])} | {pct(ro)} | {bp.fmt_ratio(c['new'])} | {pct(rn)} | {ratio} | "
                      f"{c['verdict']} | {sums} | {caps}, {never} |")
     print("\n".join(lines))
     print(f"\nworkloads where the new engine gains less at 95%: {worse}")
