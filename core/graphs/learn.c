@@ -7,7 +7,11 @@
  * CU_LAUNCH_ATTRIBUTE_PRIORITY) and added to the stream's store. With
  * ENCORE_PATCH, the sequence's structure alone is counted too (a structural
  * candidate), so that a sequence whose arguments change (a step counter)
- * gets a graph whose kernel nodes can be patched. */
+ * gets a graph whose kernel nodes can be patched, grids included (a length
+ * that grows every step). A sequence replayed through such a graph with other
+ * grids patched in counts its configuration (structure and grids): one that
+ * comes back gets a graph of its own, which keeps its grids (replay.c
+ * patchable), as the old engine had with the grid in a launch's structure. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,6 +53,7 @@ static enc_candidate *cand_find(enc_candidate *table, uint64_t hash, int create,
     if (!create || !victim) return NULL;
     victim->hash = hash;
     victim->count = 0;
+    victim->rent = 0;
     victim->state = ENC_CAND_COUNTING;
     return victim;
 }
@@ -385,9 +390,15 @@ static void capture_failed(const char *what, CUresult r) {
             what, (int)r);
 }
 
-/* Capture st's sequence into a graph for candidate c (structural: captured
- * for patching). With st->mu held. */
-static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
+/* What a graph is captured for: the sequence as it is (its arguments may
+ * still be patched), its configuration (kernels, launch shapes and grids:
+ * arguments patched, grids kept) or its structure alone (arguments and grids
+ * patched). The last two need the graph's kernel nodes. */
+enum capture_for { FOR_SEQUENCE, FOR_CONFIG, FOR_STRUCTURE };
+
+/* Capture st's sequence into a graph for candidate c. With st->mu held. */
+static void capture(enc_stream_state *st, enc_candidate *c, enum capture_for what_for) {
+    int structural = what_for != FOR_SEQUENCE;
     if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
     if (__atomic_load_n(&captures_stopped, __ATOMIC_RELAXED)) return;
     if (!sequence_allowed(&st->seq)) {
@@ -437,6 +448,7 @@ static void capture(enc_stream_state *st, enc_candidate *c, int structural) {
         if (mixed_prio) st->mixed_prio = 1;
         __atomic_store_n(&capture_fail_streak, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&captures_ok, 1, __ATOMIC_RELAXED);
+        g->grid_free = what_for == FOR_STRUCTURE;
         keep_graph(st, c, g, t1 - t0, t2 - t1);
     }
 }
@@ -453,6 +465,46 @@ static enum enc_learn_outcome outcome(const enc_candidate *c, const enc_candidat
     return ENC_LEARN_NEW;
 }
 
+/* One more sighting of candidate c, whose replay paid `rent` in patches:
+ * due for its own graph once it was seen ENCORE_MIN_REPEATS times and its
+ * patches have cost what a capture costs. */
+static int rent_due(enc_candidate *c, uint32_t rent) {
+    if (!c || c->state != ENC_CAND_COUNTING) return 0;
+    c->count++;
+    c->rent = (uint16_t)(c->rent + rent < UINT16_MAX ? c->rent + rent : UINT16_MAX);
+    return c->count >= (uint32_t)enc_opt.min_repeats && c->rent >= ENC_CAPTURE_PRICE;
+}
+
+/* A sequence replayed through a graph of its structure, patched: ski rental.
+ * Each patched replay pays a rent (types.h ENC_RENT_*: 2.5 us a node given
+ * another grid on an H200, 0.6 us a node given other arguments), and a graph
+ * of its own would cost a capture (120 us) once; so the graph is captured
+ * when the rent paid reaches the price, which never costs more than twice
+ * the better choice made knowing the future. The rent is counted twice:
+ *   - for the exact sequence: it gets its own graph (which keeps its grids
+ *     and may have its arguments patched); a ring of buffers each seen once or
+ *     twice captures none;
+ *   - where other grids were patched in (a serving loop's batch size, a
+ *     length bucket), for its configuration (kernels, launch shapes, grids):
+ *     a configuration that keeps coming back gets a graph that keeps its
+ *     grids, patched only in its arguments, while the structure's graph goes
+ *     on taking the grids that never came back (a length that grows every
+ *     step captures nothing more).
+ * On the H200 the changing-batch server patched every request's grids into
+ * one graph and ran at 0.87-0.92 of eager, where a graph per batch size ran at
+ * 0.78-0.81 (calls 21 and 22, docs/bench/2026-11-27-h200-patch-cost.md). */
+static void learn_from_patches(enc_stream_state *st) {
+    const enc_seq *seq = &st->seq;
+    enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
+    if (rent_due(c, seq->patch_rent)) {
+        capture(st, c, FOR_SEQUENCE);
+        return;
+    }
+    if (!seq->patched_grid) return;
+    enc_candidate *cc = cand_find(st->store.cands, seq->chash ^ ENC_CONFIG_SALT, 1, c);
+    if (rent_due(cc, seq->patch_rent)) capture(st, cc, FOR_CONFIG);
+}
+
 void enc_learn_sequence(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
     int never = st->sparse                                ? ENC_LEARN_LEFT_ALONE
@@ -467,26 +519,13 @@ void enc_learn_sequence(enc_stream_state *st) {
     }
     if (seq->fully_replayed) {
         enc_hold_start_replayed(st);
-        /* Replayed by patching a graph of its structure: the exact sequence
-         * gets a graph of its own once its replays patched ENC_EXACT_PATCH_NODES
-         * nodes (at most ENC_EXACT_PATCH_STEP counted a replay), about what
-         * one capture and instantiation cost (an H200: 100 us a capture, 1.2 us
-         * a node patched; docs/bench/2026-11-26-h200-corpus-issue28-30.md):
-         * from then on one graph launch replaces the patches. A sequence that
-         * never comes again exactly (a length that grows) keeps its patched
-         * graph, and a ring of buffers each seen once or twice captures none. */
         enc_rest_note_sequence(st, 1);
-        if (!seq->replayed_by_patch) return;
-        enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
-        uint32_t step = (uint32_t)seq->replayed_by_patch;
-        if (c && c->state == ENC_CAND_COUNTING &&
-            (c->count += step < ENC_EXACT_PATCH_STEP ? step : ENC_EXACT_PATCH_STEP) >= ENC_EXACT_PATCH_NODES)
-            capture(st, c, 0);
+        if (seq->replayed_by_patch) learn_from_patches(st);
         return;
     }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
-    if (c && c->state == ENC_CAND_COUNTING && enc_capture_due(st, ++c->count)) capture(st, c, 0);
+    if (c && c->state == ENC_CAND_COUNTING && enc_capture_due(st, ++c->count)) capture(st, c, FOR_SEQUENCE);
     /* The same structure with other arguments (a step counter, say) is worth
      * a graph too when the arguments can be patched in: count it apart (never
      * in the place of the exact count just made), and capture the sequence as
@@ -497,7 +536,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     if (sc_tried) {
         sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
         recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
-        if (sc && sc->state == ENC_CAND_COUNTING && enc_capture_due(st, ++sc->count)) capture(st, sc, 1);
+        if (sc && sc->state == ENC_CAND_COUNTING && enc_capture_due(st, ++sc->count)) capture(st, sc, FOR_STRUCTURE);
     }
     learnt(outcome(c, sc, sc_tried));
     enc_hold_start_seen(st, (c && c->state == ENC_CAND_CAPTURED) || (sc && sc->state == ENC_CAND_CAPTURED));

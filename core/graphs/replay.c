@@ -119,8 +119,10 @@ static mismatch closest_graph(const enc_stream_state *st) {
 
 /* A graph ending at st->node whose launches all have the held launches'
  * structure, differing only in kernel arguments (and only where no launch
- * attribute is set) and in stream operations that can be patched (nodes.c:
- * another event, copy ends and size, memset destination and width), or
+ * attribute is set), in grids (only in a graph captured for its structure:
+ * one captured for a sequence or a configuration keeps its grids, learn.c)
+ * and in stream operations that can be patched (nodes.c: another event, copy
+ * ends and size, memset destination and width), or
  * NULL: the one with fewest differences. Patching every launch still costs less than issuing
  * them: a ring of buffers that gives each iteration new addresses replays
  * one patched graph instead of capturing a graph per buffer set. */
@@ -135,6 +137,7 @@ static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
+            if (!g->grid_free && memcmp(seq->recs[i].grid, g->recs[i].grid, sizeof seq->recs[i].grid)) break;
             if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena, &g->recs[i])) break;
             if (seq->recs[i].L->is_op && !enc_op_patchable(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             k++;
@@ -151,8 +154,10 @@ static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
 /* Write the held launches' arguments (and ops) into g's graph where they
  * differ. g's recorded arguments follow every node patched, so g stays exact
  * even when a later node's patch fails. *op_failed: the refused patch was an
- * op's (nodes.c said so), not a kernel's; *written: the nodes patched. */
-static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed, uint32_t *written) {
+ * op's (nodes.c said so), not a kernel's; *written: the nodes patched; *grid:
+ * the kernel nodes of them given another grid; *rent: what they cost (types.h ENC_RENT_*). */
+static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed, uint32_t *written, int *grid,
+                            uint32_t *rent) {
     const enc_seq *seq = &st->seq;
     void *ptrs[ENC_MAX_PARAMS];
     CUresult r = CUDA_SUCCESS;
@@ -177,6 +182,13 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
         }
         if (r != CUDA_SUCCESS) break;
         (*written)++;
+        if (h->L->is_op)
+            *rent += ENC_RENT_OP;
+        else if (memcmp(g->recs[i].grid, h->grid, sizeof h->grid)) {
+            *rent += ENC_RENT_GRID;
+            (*grid)++;
+        } else
+            *rent += ENC_RENT_ARGS;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
         g->recs[i].afp = h->afp;
@@ -197,12 +209,13 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
 static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
-    int op_failed = 0;
-    uint32_t written = 0;
+    int op_failed = 0, grid = 0;
+    uint32_t written = 0, rent = ENC_RENT_PATCHED;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
-    CUresult r = patch ? patch_nodes(st, g, &op_failed, &written) : CUDA_SUCCESS;
+    CUresult r = patch ? patch_nodes(st, g, &op_failed, &written, &grid, &rent) : CUDA_SUCCESS;
     if (written) { /* those before a refusal were written too */
         ENC_TSTAT_ADD(nodes_patched, written);
+        if (grid) ENC_TSTAT_ADD(grids_patched, (uint64_t)grid);
         ENC_TSTAT_ADD(patch_ns, enc_now_ns() - t0);
     }
     if (r != CUDA_SUCCESS) {
@@ -232,6 +245,8 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     ENC_ACCT_ADD(st, ENC_ACCT_REPLAY_NS, g->last_used - t0);
     ENC_ACCT_ADD(st, ENC_ACCT_REPLAYED, st->seq.n - st->seq.nops);
     st->seq.replayed_by_patch = patch ? (int)(written ? written : 1) : 0;
+    st->seq.patched_grid = grid;
+    st->seq.patch_rent = patch ? rent : 0;
     enc_event_graph_hit(g, st->seq.n - st->seq.nops, patch);
     if (g->nops) enc_nodes_note_replay();
     return 1;

@@ -60,6 +60,7 @@
     X(graph_launches,            "  graph launches (replays)",                      ENC_NO_WHOLE,              "replays") \
     X(graph_launches_patched,    "    with arguments patched in",                   ENC_NO_WHOLE,              "of those, with changed arguments patched into the graph first") \
     X(nodes_patched,             "      nodes patched",                             ENC_NO_WHOLE,              "nodes those patches wrote (patches per patched replay: / the above)") \
+    X(grids_patched,             "      of them given another grid",                ENC_WHOLE(nodes_patched),  "of those nodes, kernel nodes given another grid (four times an argument patch's cost on an H200)") \
     X(patch_ns,                  NULL,                                              ENC_NO_WHOLE,              "of replay_ns, the time writing those patches (a node's: / nodes_patched)") \
     X(graph_structures,          "  structures with graphs",                        ENC_NO_WHOLE,              "places (structures) that got a first graph: graphs per structure")
 #define ENC_TSTAT_DIVERGENCES(X) /* then divergences_by_kind, its breakdown */ \

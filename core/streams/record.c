@@ -191,15 +191,17 @@ int enc_record_launch(enc_seq *seq, const enc_launch *l, const enc_layout *L) {
 }
 
 void enc_record_hash(enc_seq *seq) {
-    uint64_t hash = 0, shash = 0;
+    uint64_t hash = 0, shash = 0, chash = 0;
     for (uint32_t i = 0; i < seq->n; i++) {
         const enc_rec *r = &seq->recs[i];
         uint64_t pair[2] = {r->sfp, r->afp};
         hash = XXH3_64bits_withSeed(pair, sizeof pair, hash);
         shash = shash_step(shash, r->sfp);
+        chash = shash_step(chash, r->sfp ^ enc_fp_pair(r->grid[0], r->grid[1]) ^ (uint64_t)r->grid[2] * ENC_GOLDEN_64);
     }
     seq->hash = hash;
     seq->shash = shash;
+    seq->chash = chash;
 }
 
 void enc_record_reset(enc_seq *seq) {
@@ -209,8 +211,11 @@ void enc_record_reset(enc_seq *seq) {
     seq->poisoned = 0;
     seq->fully_replayed = 0;
     seq->replayed_by_patch = 0;
+    seq->patched_grid = 0;
+    seq->patch_rent = 0;
     seq->hash = 0;
     seq->shash = 0;
+    seq->chash = 0;
 }
 
 enc_detached_rec enc_record_detach_pending(enc_seq *seq) {

@@ -8,6 +8,10 @@
  *
  *   grow     the length grows by PROG_BLOCK elements every step, wrapping at
  *            MAX_BLOCKS (a new sequence of lengths every MAX_BLOCKS steps)
+ *   grow-on  the grid grows by one block every step and never comes back;
+ *            the length follows it up to MAX_BLOCKS, then the blocks past it
+ *            find nothing to do (a kernel launched over a cache's whole
+ *            reserved length): no configuration is ever seen twice
  *   steps    the length takes a few values in turn (a serving loop with
  *            batch-size buckets): each comes again
  *   serve    a serving loop: each request brings 1..64 blocks of input
@@ -56,6 +60,35 @@ static void loop(const char *mode, int steps) {
     prog_finish(s, x, y, N);
 }
 
+/* k_add and k_axpy with a grid of their own (at least the length's). */
+static void add_on(CUstream s, CUdeviceptr dst, CUdeviceptr src, uint32_t n, unsigned grid) {
+    void *p[] = {&dst, &src, &n};
+    prog_launch(k.add, grid, PROG_BLOCK, 0, s, p);
+}
+
+static void axpy_on(CUstream s, CUdeviceptr dst, CUdeviceptr src, uint32_t a, uint32_t n, unsigned grid) {
+    void *p[] = {&dst, &src, &a, &n};
+    prog_launch(k.axpy, grid, PROG_BLOCK, 0, s, p);
+}
+
+static void grow_on(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int it = 0; it < steps; it++) {
+        unsigned grid = 8u + (unsigned)it;
+        uint32_t n = grid < MAX_BLOCKS ? grid * PROG_BLOCK : N;
+        k_mix(&k, s, x, 5, N);
+        add_on(s, y, x, n, grid);
+        axpy_on(s, x, y, 3, n, grid);
+        k_stamp(&k, s, y, N);
+        add_on(s, x, y, n, grid);
+        k_reduce(&k, s, r, x, N);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 static void serve(int steps, int by_size) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
@@ -89,13 +122,16 @@ static void serve(int steps, int by_size) {
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "grow";
     int steps = argc > 2 ? atoi(argv[2]) : 200;
-    if (strcmp(mode, "grow") && strcmp(mode, "steps") && strcmp(mode, "serve") && strcmp(mode, "serve-kernels")) {
+    if (strcmp(mode, "grow") && strcmp(mode, "grow-on") && strcmp(mode, "steps") && strcmp(mode, "serve") &&
+        strcmp(mode, "serve-kernels")) {
         fprintf(stderr, "prog_grow: unknown mode %s\n", mode);
         return 2;
     }
     prog_init();
     prog_kernels_load(&k, 0);
-    if (!strncmp(mode, "serve", 5))
+    if (!strcmp(mode, "grow-on"))
+        grow_on(steps);
+    else if (!strncmp(mode, "serve", 5))
         serve(steps, !strcmp(mode, "serve-kernels"));
     else
         loop(mode, steps);
