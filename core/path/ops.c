@@ -135,6 +135,16 @@ static int take(enc_stream_state *st, const enc_op *op) {
     if (st->attrs_differ || (st->sparse && !st->held)) return 0;
     void *params[1] = {(void *)op};
     enc_launch l = {.shape = ENC_SHAPE_LK, .f = ENC_OP_FUNC(op->kind), .params = params};
+    /* A copy's direction (the kinds of memory at its ends) is part of its
+     * structure: a copy node's memory types cannot be patched
+     * (cuGraphExecMemcpyNodeSetParams), and a server's copy of an answer back to
+     * the host must not look like the start of the next request, its copy in:
+     * on the H200 that made every request's copy back a hold that failed
+     * (1,390 a process; docs/bench/2026-11-27-h200-patch-cost.md, call 23). */
+    if (op->kind == ENC_OP_COPY) {
+        l.block[0] = (unsigned)enc_mem_kind(op->src, op->n);
+        l.block[1] = (unsigned)enc_mem_kind(op->dst, op->n);
+    }
     const enc_layout *L = enc_op_layout(l.f);
     if (!L || !enc_sequence_record(st, &l, L)) return 0;
     int r = hold_or_pass(st, op);
