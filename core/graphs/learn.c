@@ -465,6 +465,21 @@ static enum enc_learn_outcome outcome(const enc_candidate *c, const enc_candidat
     return ENC_LEARN_NEW;
 }
 
+/* The sequence's nodes that do work: kernels, copies and memsets (each an
+ * eager call of a few microseconds), not event records and waits. A graph of
+ * fewer than two saves no call: one kernel between event operations (JAX op
+ * by op). A copy in, one kernel and a copy back are three calls, and their
+ * graph saves two (counting kernels alone, the H200's changing-batch server
+ * left 1,826 sequences a process uncaptured as "fewer than two kernels"). */
+static uint32_t work_nodes(const enc_seq *seq) {
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        uintptr_t k = (uintptr_t)seq->recs[i].f;
+        w += !(seq->recs[i].L->is_op && (k == ENC_OP_RECORD || k == ENC_OP_WAIT));
+    }
+    return w;
+}
+
 /* One more sighting of candidate c, whose replay paid `rent` in patches:
  * due for its own graph once it was seen ENCORE_MIN_REPEATS times and its
  * patches have cost what a capture costs. */
@@ -510,7 +525,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     int never = st->sparse                                ? ENC_LEARN_LEFT_ALONE
                 : seq->poisoned                           ? ENC_LEARN_UNRECORDED
                 : seq->n < (uint32_t)enc_opt.min_sequence ? ENC_LEARN_SHORT
-                : seq->n - seq->nops < 2                  ? ENC_LEARN_UNDER_TWO
+                : seq->n - seq->nops < 2 && work_nodes(seq) < 2 ? ENC_LEARN_UNDER_TWO
                                                           : -1;
     if (never >= 0) { /* not a candidate (a replayed one is not counted as learning) */
         if (!seq->fully_replayed) learnt((enum enc_learn_outcome)never);

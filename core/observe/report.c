@@ -57,7 +57,7 @@ static const char *const learn_labels[ENC_LEARN_OUTCOME_COUNT] = {
     "stream left alone (MAX_GAP)",      "not seen before",
     "came again (counted to capture)",  "same kernels, other arguments",
     "came again, never captured",       "candidate table full",
-    "fewer than two kernels",
+    "fewer than two kernels or copies",
 };
 static const char *const call_keys[ENC_CLASS_COUNT] = {"pass", "launch", "flush_stream", "flush_all"};
 static const char *const call_labels[ENC_CLASS_COUNT] = {"pass (straight through)", "launch", "flush-stream",

@@ -47,6 +47,12 @@
  *              start is held again (the rest at a serving loop's entry
  *              whose holds failed on new batch sizes, H200 2026-11-27).
  *
+ *   copies     a request: its rows copied in from page-locked host memory,
+ *              one kernel, the answer copied back, read by the host. One
+ *              kernel between two copies is three calls, and its graph
+ *              saves two: it is worth capturing (copies count as work, event
+ *              operations do not).
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
@@ -231,6 +237,26 @@ static void buckets(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void copies(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    uint32_t *in, *out;
+    CK(drv.cuMemHostAlloc((void **)&in, N * sizeof *in, 0));
+    CK(drv.cuMemHostAlloc((void **)&out, N * sizeof *out, 0));
+    for (int it = 0; it < steps; it++) {
+        for (uint32_t i = 0; i < N; i++) in[i] = (uint32_t)it * 2654435761u + i;
+        CK(drv.cuMemcpyHtoDAsync(x, in, N * sizeof *in, s));
+        k_axpy(&k, s, y, x, 3, N);
+        CK(drv.cuMemcpyDtoHAsync(out, y, N * sizeof *out, s));
+        CK(drv.cuStreamSynchronize(s));
+        printf("request %3d answer %016llx\n", it, (unsigned long long)prog_hash_buf(PROG_HASH_INIT, out, N));
+    }
+    CK(drv.cuMemFreeHost(in));
+    CK(drv.cuMemFreeHost(out));
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -248,6 +274,8 @@ int main(int argc, char **argv) {
         buckets(steps);
     else if (!strcmp(mode, "unsteady"))
         unsteady(steps);
+    else if (!strcmp(mode, "copies"))
+        copies(steps);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
