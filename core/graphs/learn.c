@@ -522,11 +522,11 @@ static void learn_from_patches(enc_stream_state *st) {
 
 void enc_learn_sequence(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
-    int never = st->sparse                                ? ENC_LEARN_LEFT_ALONE
-                : seq->poisoned                           ? ENC_LEARN_UNRECORDED
-                : seq->n < (uint32_t)enc_opt.min_sequence ? ENC_LEARN_SHORT
+    int never = st->sparse                                      ? ENC_LEARN_LEFT_ALONE
+                : seq->poisoned                                 ? ENC_LEARN_UNRECORDED
+                : seq->n < (uint32_t)enc_opt.min_sequence       ? ENC_LEARN_SHORT
                 : seq->n - seq->nops < 2 && work_nodes(seq) < 2 ? ENC_LEARN_UNDER_TWO
-                                                          : -1;
+                                                                : -1;
     if (never >= 0) { /* not a candidate (a replayed one is not counted as learning) */
         if (!seq->fully_replayed) learnt((enum enc_learn_outcome)never);
         if (never == ENC_LEARN_SHORT || never == ENC_LEARN_UNDER_TWO) st->win_small++; /* rest.c */
