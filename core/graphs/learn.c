@@ -53,7 +53,6 @@ static enc_candidate *cand_find(enc_candidate *table, uint64_t hash, int create,
     if (!create || !victim) return NULL;
     victim->hash = hash;
     victim->count = 0;
-    victim->rent = 0;
     victim->state = ENC_CAND_COUNTING;
     return victim;
 }
@@ -480,44 +479,40 @@ static uint32_t work_nodes(const enc_seq *seq) {
     return w;
 }
 
-/* One more sighting of candidate c, whose replay paid `rent` in patches:
- * due for its own graph once it was seen ENCORE_MIN_REPEATS times and its
- * patches have cost what a capture costs. */
-static int rent_due(enc_candidate *c, uint32_t rent) {
-    if (!c || c->state != ENC_CAND_COUNTING) return 0;
-    c->count++;
-    c->rent = (uint16_t)(c->rent + rent < UINT16_MAX ? c->rent + rent : UINT16_MAX);
-    return c->count >= (uint32_t)enc_opt.min_repeats && c->rent >= ENC_CAPTURE_PRICE;
-}
-
-/* A sequence replayed through a graph of its structure, patched: ski rental.
- * Each patched replay pays a rent (types.h ENC_RENT_*: 2.5 us a node given
- * another grid on an H200, 0.6 us a node given other arguments), and a graph
- * of its own would cost a capture (120 us) once; so the graph is captured
- * when the rent paid reaches the price, which never costs more than twice
- * the better choice made knowing the future. The rent is counted twice:
- *   - for the exact sequence: it gets its own graph (which keeps its grids
- *     and may have its arguments patched); a ring of buffers each seen once or
- *     twice captures none;
+/* A sequence replayed through a graph of its structure, patched. Patches
+ * cost: 0.6 us a kernel node given other arguments and 2.5 us one given
+ * another grid (tests/bench/patch_cost, H200, call 22), where a graph of its
+ * own replays with none. So it is counted twice:
+ *   - as the exact sequence: once its patched replays wrote
+ *     ENC_EXACT_PATCH_NODES nodes (at most ENC_EXACT_PATCH_STEP counted a
+ *     replay), about what a capture costs, it gets a graph of its own (which
+ *     keeps its grids and may have its arguments patched); a ring of buffers
+ *     each seen once or twice captures none;
  *   - where other grids were patched in (a serving loop's batch size, a
- *     length bucket), for its configuration (kernels, launch shapes, grids):
- *     a configuration that keeps coming back gets a graph that keeps its
+ *     length that comes back), as its configuration (kernels, launch shapes,
+ *     grids): seen ENCORE_MIN_REPEATS times, it gets a graph that keeps its
  *     grids, patched only in its arguments, while the structure's graph goes
- *     on taking the grids that never came back (a length that grows every
+ *     on taking the grids that never come back (a length that grows every
  *     step captures nothing more).
- * On the H200 the changing-batch server patched every request's grids into
- * one graph and ran at 0.87-0.92 of eager, where a graph per batch size ran at
- * 0.78-0.81 (calls 21 and 22, docs/bench/2026-11-27-h200-patch-cost.md). */
+ * On the H200's changing-batch server, in one run (call 26): a graph per
+ * configuration at its third sighting ran at 0.747 of eager, the old engine
+ * (the grid in a launch's structure) at 0.799, a graph per configuration only
+ * once its patches had cost a capture (about 7 sightings) at 0.837; every
+ * grid patched into one graph (a418302) had run at 0.83-0.86 in calls 22-25.
+ * HF generate: 0.841, 0.876 and 0.848 (docs/bench/2026-11-27-h200-patch-cost.md). */
 static void learn_from_patches(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
-    if (rent_due(c, seq->patch_rent)) {
+    uint32_t step = (uint32_t)seq->replayed_by_patch;
+    if (c && c->state == ENC_CAND_COUNTING &&
+        (c->count += step < ENC_EXACT_PATCH_STEP ? step : ENC_EXACT_PATCH_STEP) >= ENC_EXACT_PATCH_NODES) {
         capture(st, c, FOR_SEQUENCE);
         return;
     }
     if (!seq->patched_grid) return;
     enc_candidate *cc = cand_find(st->store.cands, seq->chash ^ ENC_CONFIG_SALT, 1, c);
-    if (rent_due(cc, seq->patch_rent)) capture(st, cc, FOR_CONFIG);
+    if (cc && cc->state == ENC_CAND_COUNTING && ++cc->count >= (uint32_t)enc_opt.min_repeats)
+        capture(st, cc, FOR_CONFIG);
 }
 
 void enc_learn_sequence(enc_stream_state *st) {

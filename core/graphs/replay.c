@@ -155,9 +155,8 @@ static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
  * differ. g's recorded arguments follow every node patched, so g stays exact
  * even when a later node's patch fails. *op_failed: the refused patch was an
  * op's (nodes.c said so), not a kernel's; *written: the nodes patched; *grid:
- * the kernel nodes of them given another grid; *rent: what they cost (types.h ENC_RENT_*). */
-static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed, uint32_t *written, int *grid,
-                            uint32_t *rent) {
+ * the kernel nodes of them given another grid. */
+static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_failed, uint32_t *written, int *grid) {
     const enc_seq *seq = &st->seq;
     void *ptrs[ENC_MAX_PARAMS];
     CUresult r = CUDA_SUCCESS;
@@ -182,13 +181,7 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
         }
         if (r != CUDA_SUCCESS) break;
         (*written)++;
-        if (h->L->is_op)
-            *rent += ENC_RENT_OP;
-        else if (memcmp(g->recs[i].grid, h->grid, sizeof h->grid)) {
-            *rent += ENC_RENT_GRID;
-            (*grid)++;
-        } else
-            *rent += ENC_RENT_ARGS;
+        if (!h->L->is_op && memcmp(g->recs[i].grid, h->grid, sizeof h->grid)) (*grid)++;
         memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
         memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
         g->recs[i].afp = h->afp;
@@ -210,9 +203,9 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int pushed, side;
     CUstream s = enc_stream_begin_issue(st, &pushed, &side);
     int op_failed = 0, grid = 0;
-    uint32_t written = 0, rent = ENC_RENT_PATCHED;
+    uint32_t written = 0;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
-    CUresult r = patch ? patch_nodes(st, g, &op_failed, &written, &grid, &rent) : CUDA_SUCCESS;
+    CUresult r = patch ? patch_nodes(st, g, &op_failed, &written, &grid) : CUDA_SUCCESS;
     if (written) { /* those before a refusal were written too */
         ENC_TSTAT_ADD(nodes_patched, written);
         if (grid) ENC_TSTAT_ADD(grids_patched, (uint64_t)grid);
@@ -246,7 +239,6 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     ENC_ACCT_ADD(st, ENC_ACCT_REPLAYED, st->seq.n - st->seq.nops);
     st->seq.replayed_by_patch = patch ? (int)(written ? written : 1) : 0;
     st->seq.patched_grid = grid;
-    st->seq.patch_rent = patch ? rent : 0;
     enc_event_graph_hit(g, st->seq.n - st->seq.nops, patch);
     if (g->nops) enc_nodes_note_replay();
     return 1;

@@ -47,7 +47,6 @@ typedef struct enc_candidate {
     uint64_t hash;
     uint32_t count; /* sightings; 0: a free slot */
     uint8_t state;  /* enum enc_cand_state */
-    uint16_t rent;  /* what patching its replays has cost, in ENC_RENT_* units (saturating) */
 } enc_candidate;
 
 /* What a stream has learnt: candidates, graphs and the trie that finds them. */

@@ -21,36 +21,27 @@
 
 #include "core/state/calls.h"
 
-#define ENC_MAX_PARAMS 256      /* kernel parameters read at most (more: the kernel runs eagerly) */
-#define ENC_MAX_ATTRS 16        /* launch attributes recorded at most (more: the launch runs eagerly) */
-#define ENC_MAX_ARG_BYTES 65536 /* a layout reaching past this is not trusted */
-#define ENC_KERNEL_NAME_MAX 96  /* kernel names are kept (truncated) to this size, NUL included */
-#define ENC_LAYOUT_CAP 16384    /* kernels whose parameter layout is cached (a power of two) */
-#define ENC_MAX_STATES 4096     /* stream states, all threads together */
-#define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
-#define ENC_TRIE_ROOT 0         /* the trie node before any launch */
-#define ENC_NO_NODE UINT32_MAX  /* no such trie node */
-#define ENC_MIN_SEQ_CAP 8       /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
-#define ENC_CAP_VOTES 16        /* sequences in a row that must ask for a new cap before it is taken */
-#define ENC_CAP_FIRST_VOTES 2   /* ... for a stream's first cap */
-#define ENC_MAX_HELD_EVENTS 32  /* distinct events a stream holds records of or waits on (more: not held) */
-#define ENC_SAMPLE_EVERY 61     /* one launch in this many is timed (a prime, see launch.c) */
+#define ENC_MAX_PARAMS 256       /* kernel parameters read at most (more: the kernel runs eagerly) */
+#define ENC_MAX_ATTRS 16         /* launch attributes recorded at most (more: the launch runs eagerly) */
+#define ENC_MAX_ARG_BYTES 65536  /* a layout reaching past this is not trusted */
+#define ENC_KERNEL_NAME_MAX 96   /* kernel names are kept (truncated) to this size, NUL included */
+#define ENC_LAYOUT_CAP 16384     /* kernels whose parameter layout is cached (a power of two) */
+#define ENC_MAX_STATES 4096      /* stream states, all threads together */
+#define ENC_CAND_CAP 1024        /* candidates per stream (a power of two) */
+#define ENC_TRIE_ROOT 0          /* the trie node before any launch */
+#define ENC_NO_NODE UINT32_MAX   /* no such trie node */
+#define ENC_MIN_SEQ_CAP 8        /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
+#define ENC_CAP_VOTES 16         /* sequences in a row that must ask for a new cap before it is taken */
+#define ENC_CAP_FIRST_VOTES 2    /* ... for a stream's first cap */
+#define ENC_EXACT_PATCH_NODES 64 /* nodes patched into replays of one exact sequence before its own graph */
+#define ENC_EXACT_PATCH_STEP 16  /* ... counting at most this many a replay: at least 4 patched replays */
+#define ENC_MAX_HELD_EVENTS 32   /* distinct events a stream holds records of or waits on (more: not held) */
+#define ENC_SAMPLE_EVERY 61      /* one launch in this many is timed (a prime, see launch.c) */
 /* A timed launch slower than this is left out of the means that the report and the time estimate
  * multiply by counts: it paid a one-off (the thread preempted, a page touched for the first time),
  * not what a launch costs (a few microseconds). A kernel's first launch, which may load its module
  * (CUDA's lazy loading: a millisecond or more), is never timed (launch.c, issue_first_launch). */
 #define ENC_SAMPLE_MAX_NS 50000
-/* What a patched graph launch costs beyond an unpatched one, and what a capture costs: the rent
- * and the price of core/graphs/learn.c's rule (ski rental: a sequence or a configuration replayed
- * through patches gets a graph of its own once its patches have cost what a capture does). Tenths
- * of a microsecond, from tests/bench/patch_cost on an H200 (call 22, a synchronize after each
- * launch: 4 us for patching at all, 0.6 us a node with other arguments, 2.5 us a node with another
- * grid; encore's captures took 85-160 us; docs/bench/2026-11-27-h200-patch-cost.md). */
-#define ENC_RENT_PATCHED 40 /* a patched launch, whatever its nodes */
-#define ENC_RENT_ARGS 6     /* a kernel node with other arguments */
-#define ENC_RENT_GRID 25    /* a kernel node with another grid */
-#define ENC_RENT_OP 10      /* a stream operation's node (a copy's size, a memset's width: not probed) */
-#define ENC_CAPTURE_PRICE 1200
 /* 2^64 / golden ratio: the multiplier that spreads consecutive keys (Fibonacci hashing). */
 #define ENC_GOLDEN_64 0x9e3779b97f4a7c15ULL
 /* Keeps structural candidates (kernels and configurations alone) apart from exact ones. */
@@ -138,7 +129,6 @@ typedef struct enc_seq {
     int fully_replayed;
     int replayed_by_patch; /* ... through a graph patched with its arguments: the nodes patched (0: not) */
     int patched_grid;      /* ... of them, kernel nodes given another grid */
-    uint32_t patch_rent;   /* ... what those patches cost (ENC_RENT_*) */
     uint64_t t0;           /* when it opened */
 } enc_seq;
 

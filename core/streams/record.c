@@ -212,7 +212,6 @@ void enc_record_reset(enc_seq *seq) {
     seq->fully_replayed = 0;
     seq->replayed_by_patch = 0;
     seq->patched_grid = 0;
-    seq->patch_rent = 0;
     seq->hash = 0;
     seq->shash = 0;
     seq->chash = 0;
