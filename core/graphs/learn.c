@@ -479,40 +479,42 @@ static uint32_t work_nodes(const enc_seq *seq) {
     return w;
 }
 
+/* One more sighting of candidate c, replayed through a patched graph: due
+ * for a graph of its own at its ENCORE_MIN_REPEATS-th. */
+static int sighting_due(enc_candidate *c) {
+    return c && c->state == ENC_CAND_COUNTING && ++c->count >= (uint32_t)enc_opt.min_repeats;
+}
+
 /* A sequence replayed through a graph of its structure, patched. Patches
  * cost: 0.6 us a kernel node given other arguments and 2.5 us one given
  * another grid (tests/bench/patch_cost, H200, call 22), where a graph of its
  * own replays with none. So it is counted twice:
- *   - as the exact sequence: once its patched replays wrote
- *     ENC_EXACT_PATCH_NODES nodes (at most ENC_EXACT_PATCH_STEP counted a
- *     replay), about what a capture costs, it gets a graph of its own (which
- *     keeps its grids and may have its arguments patched); a ring of buffers
- *     each seen once or twice captures none;
+ *   - as the exact sequence: seen ENCORE_MIN_REPEATS times, it gets a graph
+ *     of its own (which keeps its grids and may have its arguments patched);
+ *     a ring of buffers each seen once or twice captures none;
  *   - where other grids were patched in (a serving loop's batch size, a
  *     length that comes back), as its configuration (kernels, launch shapes,
  *     grids): seen ENCORE_MIN_REPEATS times, it gets a graph that keeps its
  *     grids, patched only in its arguments, while the structure's graph goes
  *     on taking the grids that never come back (a length that grows every
  *     step captures nothing more).
- * On the H200's changing-batch server, in one run (call 26): a graph per
- * configuration at its third sighting ran at 0.747 of eager, the old engine
- * (the grid in a launch's structure) at 0.799, a graph per configuration only
- * once its patches had cost a capture (about 7 sightings) at 0.837; every
- * grid patched into one graph (a418302) had run at 0.83-0.86 in calls 22-25.
- * HF generate: 0.841, 0.876 and 0.848 (docs/bench/2026-11-27-h200-patch-cost.md). */
+ * On the H200, in one run (call 26), both at their third sighting: the
+ * changing-batch server at 0.747 of eager, against 0.799 under the old engine
+ * (the grid in a launch's structure) and 0.837 with graphs only once their
+ * patches had cost a capture (about 7 sightings); HF generate at 0.841,
+ * against 0.876 and 0.848. The exact sequence after 64 nodes patched (the
+ * rule before) left HF generate at 0.916 against the old engine's 0.857
+ * (call 27; docs/bench/2026-11-27-h200-patch-cost.md). */
 static void learn_from_patches(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
-    uint32_t step = (uint32_t)seq->replayed_by_patch;
-    if (c && c->state == ENC_CAND_COUNTING &&
-        (c->count += step < ENC_EXACT_PATCH_STEP ? step : ENC_EXACT_PATCH_STEP) >= ENC_EXACT_PATCH_NODES) {
+    if (sighting_due(c)) {
         capture(st, c, FOR_SEQUENCE);
         return;
     }
     if (!seq->patched_grid) return;
     enc_candidate *cc = cand_find(st->store.cands, seq->chash ^ ENC_CONFIG_SALT, 1, c);
-    if (cc && cc->state == ENC_CAND_COUNTING && ++cc->count >= (uint32_t)enc_opt.min_repeats)
-        capture(st, cc, FOR_CONFIG);
+    if (sighting_due(cc)) capture(st, cc, FOR_CONFIG);
 }
 
 void enc_learn_sequence(enc_stream_state *st) {

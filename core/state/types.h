@@ -21,22 +21,20 @@
 
 #include "core/state/calls.h"
 
-#define ENC_MAX_PARAMS 256       /* kernel parameters read at most (more: the kernel runs eagerly) */
-#define ENC_MAX_ATTRS 16         /* launch attributes recorded at most (more: the launch runs eagerly) */
-#define ENC_MAX_ARG_BYTES 65536  /* a layout reaching past this is not trusted */
-#define ENC_KERNEL_NAME_MAX 96   /* kernel names are kept (truncated) to this size, NUL included */
-#define ENC_LAYOUT_CAP 16384     /* kernels whose parameter layout is cached (a power of two) */
-#define ENC_MAX_STATES 4096      /* stream states, all threads together */
-#define ENC_CAND_CAP 1024        /* candidates per stream (a power of two) */
-#define ENC_TRIE_ROOT 0          /* the trie node before any launch */
-#define ENC_NO_NODE UINT32_MAX   /* no such trie node */
-#define ENC_MIN_SEQ_CAP 8        /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
-#define ENC_CAP_VOTES 16         /* sequences in a row that must ask for a new cap before it is taken */
-#define ENC_CAP_FIRST_VOTES 2    /* ... for a stream's first cap */
-#define ENC_EXACT_PATCH_NODES 64 /* nodes patched into replays of one exact sequence before its own graph */
-#define ENC_EXACT_PATCH_STEP 16  /* ... counting at most this many a replay: at least 4 patched replays */
-#define ENC_MAX_HELD_EVENTS 32   /* distinct events a stream holds records of or waits on (more: not held) */
-#define ENC_SAMPLE_EVERY 61      /* one launch in this many is timed (a prime, see launch.c) */
+#define ENC_MAX_PARAMS 256      /* kernel parameters read at most (more: the kernel runs eagerly) */
+#define ENC_MAX_ATTRS 16        /* launch attributes recorded at most (more: the launch runs eagerly) */
+#define ENC_MAX_ARG_BYTES 65536 /* a layout reaching past this is not trusted */
+#define ENC_KERNEL_NAME_MAX 96  /* kernel names are kept (truncated) to this size, NUL included */
+#define ENC_LAYOUT_CAP 16384    /* kernels whose parameter layout is cached (a power of two) */
+#define ENC_MAX_STATES 4096     /* stream states, all threads together */
+#define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
+#define ENC_TRIE_ROOT 0         /* the trie node before any launch */
+#define ENC_NO_NODE UINT32_MAX  /* no such trie node */
+#define ENC_MIN_SEQ_CAP 8       /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
+#define ENC_CAP_VOTES 16        /* sequences in a row that must ask for a new cap before it is taken */
+#define ENC_CAP_FIRST_VOTES 2   /* ... for a stream's first cap */
+#define ENC_MAX_HELD_EVENTS 32  /* distinct events a stream holds records of or waits on (more: not held) */
+#define ENC_SAMPLE_EVERY 61     /* one launch in this many is timed (a prime, see launch.c) */
 /* A timed launch slower than this is left out of the means that the report and the time estimate
  * multiply by counts: it paid a one-off (the thread preempted, a page touched for the first time),
  * not what a launch costs (a few microseconds). A kernel's first launch, which may load its module
