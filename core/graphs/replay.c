@@ -125,7 +125,7 @@ static mismatch closest_graph(const enc_stream_state *st) {
  * ends and size, memset destination and width), or
  * NULL: the one with fewest differences. Patching every launch still costs less than issuing
  * them: a ring of buffers that gives each iteration new addresses replays
- * one patched graph instead of capturing a graph per buffer set. */
+ * one patched graph until a buffer set has come three times (learn.c). */
 static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
     if (!enc_opt.patch) return NULL;
     const enc_seq *seq = &st->seq;

@@ -139,8 +139,9 @@ static int take(enc_stream_state *st, const enc_op *op) {
      * structure: a copy node's memory types cannot be patched
      * (cuGraphExecMemcpyNodeSetParams), and a server's copy of an answer back to
      * the host must not look like the start of the next request, its copy in:
-     * on the H200 that made every request's copy back a hold that failed
-     * (1,390 a process; docs/bench/2026-11-27-h200-patch-cost.md, call 23). */
+     * on the H200's changing-batch server, holds that ended without a graph
+     * before their sequence was complete fell from about 570 a process to 171
+     * (docs/bench/2026-11-27-h200-patch-cost.md, call 24). */
     if (op->kind == ENC_OP_COPY) {
         l.block[0] = (unsigned)enc_mem_kind(op->src, op->n);
         l.block[1] = (unsigned)enc_mem_kind(op->dst, op->n);
