@@ -16,6 +16,11 @@ Verdicts, per workload:
   "same"          otherwise (no difference shown).
 The ratios inside one process share its machine state, so the two engines are compared by their
 in-process ratios, never by their absolute step times (processes differ by up to 30%).
+
+Folders other than `old` and `new` under a workload (scripts/gpu/engine-ab's MORE_REVS: a bisection,
+a variant) get a second table: each engine's ratio, each process's own median (processes of one
+engine differ by up to ±5%: a difference that does not hold across processes is not read as one) and
+engine / old with its interval.
 """
 import json
 import os
@@ -101,7 +106,43 @@ def main(argv):
                      f"{c['verdict']} | {sums} | {caps}, {never} |")
     print("\n".join(lines))
     print(f"\nworkloads where the new engine gains less at 95%: {worse}")
+    more = more_engines(root)
+    if more:
+        print("\n" + more)
     return 0
+
+
+def process_medians(rows, workload):
+    """Each encore switch process's own median active / passive ratio."""
+    return [statistics.median(r) for r in
+            (bp.block_ratios(x["blocks"], "A") for x in rows
+             if x.get("workload") == workload and x.get("method") == "switch" and x.get("ok")
+             and bp.base_variant(x.get("variant", "")) == "encore") if r]
+
+
+def more_engines(root):
+    """The second table (module docstring), or "" when no workload has engines beyond old and new."""
+    lines = []
+    for w in sorted(os.listdir(root)):
+        folder = os.path.join(root, w)
+        if not os.path.isdir(folder):
+            continue
+        names = sorted(e for e in os.listdir(folder) if os.path.isdir(os.path.join(folder, e)))
+        if not [e for e in names if e not in ("old", "new")]:
+            continue
+        o, *_ = engine_ratios(rows_of(os.path.join(folder, "old")), w)
+        for e in [e for e in ("old", "new") if e in names] + [e for e in names if e not in ("old", "new")]:
+            rows = rows_of(os.path.join(folder, e))
+            r, sums, pct, (caps, never) = engine_ratios(rows, w)
+            c = compare(o, r)
+            vs = bp.fmt_ratio(c["ci"] and {"median": c["new_over_old"], "ci": c["ci"]})
+            per = " ".join(f"{x:.3f}" for x in process_medians(rows, w)) or "—"
+            pct_s = bp.fmt_num(pct) + ("" if pct is None else "%")
+            lines.append(f"| {w} | {e} | {bp.fmt_ratio(c['new'])} | {per} | {pct_s} | {vs} | {caps}, {never} |")
+    if not lines:
+        return ""
+    return "\n".join(["| workload | engine | active / passive [95%] | per process | replayed | engine / old [95%] | "
+                      "captured, never replayed |", "|---|---|---|---|---|---|---|"] + lines)
 
 
 if __name__ == "__main__":

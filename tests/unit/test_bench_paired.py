@@ -86,4 +86,30 @@ c = engine_ab.compare([1.00, 1.01, 0.99, 1.00, 1.02], [1.10, 1.11, 1.09, 1.12, 1
 check("engine_ab: slower where the old engine did not gain is not 'gains less'",
       c["verdict"].startswith("slower than old"))
 check("engine_ab: no verdict without ratios of both engines", engine_ab.compare([], [0.9, 0.8])["verdict"] == "no data")
+
+import json  # noqa: E402
+import tempfile  # noqa: E402
+
+
+def fake_process(folder, ratio, workload="w"):
+    """One switch process of `workload` whose A blocks take `ratio` of its P blocks' time."""
+    os.makedirs(folder, exist_ok=True)
+    blocks = [{"i": i, "state": "PA"[i % 2], "us": 100.0 * (ratio if i % 2 else 1.0) + i * 0.01} for i in range(19)]
+    with open(os.path.join(folder, "paired-results.jsonl"), "a") as f:
+        f.write(json.dumps({"workload": workload, "method": "switch", "ok": True, "variant": "encore",
+                            "blocks": blocks, "encore": {"graphs_captured": 2}}) + "\n")
+
+
+with tempfile.TemporaryDirectory() as root:
+    for e, ratios in (("old", (0.80, 0.82)), ("new", (0.90, 0.88)), ("c0ffee", (0.70, 0.72))):
+        for r in ratios:
+            fake_process(os.path.join(root, "w", e), r)
+    table = engine_ab.more_engines(root)
+    rows = [line for line in table.splitlines() if line.startswith("| w |")]
+    check("engine_ab: a third engine's folder gets a row of the second table, old and new first",
+          [r.split("|")[2].strip() for r in rows] == ["old", "new", "c0ffee"])
+    check("engine_ab: the second table gives each process's own median",
+          "0.700 0.720" in rows[2] and "0.800 0.820" in rows[0])
+    os.rename(os.path.join(root, "w", "c0ffee"), os.path.join(root, "x"))
+    check("engine_ab: no second table with only old and new", engine_ab.more_engines(root) == "")
 finish()
