@@ -211,17 +211,9 @@ int enc_capture_due(const enc_stream_state *st, uint32_t sightings) {
 #define CAP_UNPAID_MAX 4
 #define CAP_UNPAID_SHARE 8
 
-/* The trie node where st's open sequence ends, or ENC_NO_NODE (no graph of its structure). */
-static uint32_t sequence_node(const enc_stream_state *st) {
-    uint32_t node = ENC_TRIE_ROOT;
-    for (uint32_t i = 0; i < st->seq.n && node != ENC_NO_NODE; i++)
-        node = enc_store_child(&st->store, node, st->seq.recs[i].sfp);
-    return node;
-}
-
 int enc_capture_admits(enc_stream_state *st) {
     if (!enc_opt.hold_rule || st->seq.n == 0) return 1;
-    uint32_t node = sequence_node(st);
+    uint32_t node = enc_store_path_end(&st->store, st->seq.recs, st->seq.n);
     if (node == ENC_NO_NODE) return 1;
     enc_trie_node *t = &st->store.nodes[node];
     if (t->cap_skip) {

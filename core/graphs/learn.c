@@ -473,8 +473,7 @@ static enum enc_learn_outcome outcome(const enc_candidate *c, const enc_candidat
 static uint32_t work_nodes(const enc_seq *seq) {
     uint32_t w = 0;
     for (uint32_t i = 0; i < seq->n; i++) {
-        uintptr_t k = (uintptr_t)seq->recs[i].f;
-        w += !(seq->recs[i].L->is_op && (k == ENC_OP_RECORD || k == ENC_OP_WAIT));
+        w += !(seq->recs[i].L->is_op && enc_op_is_event((uint32_t)(uintptr_t)seq->recs[i].f));
     }
     return w;
 }

@@ -87,8 +87,6 @@ static inline enc_op op_at(const enc_rec *r, const unsigned char *arena) {
     return op;
 }
 
-static inline int is_event_op(uint32_t kind) { return kind == ENC_OP_RECORD || kind == ENC_OP_WAIT; }
-
 static CUresult issue_set(const enc_op *op, CUstream s) {
     switch (op->flags) {
     case 1: return enc_drv.memsetD8Async(op->dst, (unsigned char)op->value, op->n, s);
@@ -99,7 +97,7 @@ static CUresult issue_set(const enc_op *op, CUstream s) {
 
 CUresult enc_op_issue(const enc_rec *r, const unsigned char *arena, CUstream stream, int capture, CUevent as) {
     enc_op op = op_at(r, arena);
-    if (as && is_event_op(op.kind)) op.ev = as;
+    if (as && enc_op_is_event(op.kind)) op.ev = as;
     switch (op.kind) {
     case ENC_OP_RECORD:
         return AUDITED(enc_drv.eventRecordWithFlags(op.ev, stream, capture ? CU_EVENT_RECORD_EXTERNAL : 0));
@@ -305,7 +303,7 @@ const char *enc_graph_name_events(enc_graph *g, CUevent placeholder) {
 CUevent enc_op_event(const enc_rec *r, const unsigned char *arena) {
     if (!r->L->is_op) return NULL;
     enc_op op = op_at(r, arena);
-    return is_event_op(op.kind) ? op.ev : NULL;
+    return enc_op_is_event(op.kind) ? op.ev : NULL;
 }
 
 int enc_graph_has_event_op(const enc_graph *g) {

@@ -273,9 +273,7 @@ static const char *eager_why(enum replay_outcome o, const char *otherwise) {
 }
 
 int enc_would_replay(const enc_stream_state *st) {
-    uint32_t node = ENC_TRIE_ROOT;
-    for (uint32_t i = 0; i < st->seq.n && node != ENC_NO_NODE; i++)
-        node = enc_store_child(&st->store, node, st->seq.recs[i].sfp);
+    uint32_t node = enc_store_path_end(&st->store, st->seq.recs, st->seq.n);
     if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT || !st->store.nodes[node].graphs) return 0;
     return exact_match(st, node) != NULL || patchable(st, node) != NULL;
 }

@@ -35,6 +35,13 @@ static inline uint32_t enc_store_step(enc_store *s, uint32_t parent, uint64_t sf
     if (c != ENC_NO_NODE) s->nodes[parent].last_child = c;
     return c;
 }
+/* The node where the path of recs[0..n) ends (the root for none), or ENC_NO_NODE: no graph's
+ * sequence begins so. */
+static inline uint32_t enc_store_path_end(const enc_store *s, const enc_rec *recs, uint32_t n) {
+    uint32_t node = ENC_TRIE_ROOT;
+    for (uint32_t i = 0; i < n && node != ENC_NO_NODE; i++) node = enc_store_child(s, node, recs[i].sfp);
+    return node;
+}
 /* Walk (creating) the path for recs[0..n); returns the end node, or ENC_NO_NODE out of memory. */
 uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n);
 /* Hang g at its trie node (g->node) and count it. */

@@ -20,8 +20,6 @@
 #include "core/streams/streams.h"
 #include "policy/options.h"
 
-static inline int is_event_op(uint32_t kind) { return kind == ENC_OP_RECORD || kind == ENC_OP_WAIT; }
-
 /* Could op be held at all on st (the driver entry points are there, the
  * event or memory is known)? A held op returns CUDA_SUCCESS at its call, so
  * it must be one the driver takes there: what the driver checks at the call
@@ -104,7 +102,7 @@ static void order_event(const enc_op *op, enc_stream_state *st) {
 /* ---- taking an op into the sequence --------------------------------------------------------- */
 
 static int note_event(enc_stream_state *st, const enc_op *op) {
-    if (!is_event_op(op->kind)) return 1;
+    if (!enc_op_is_event(op->kind)) return 1;
     return enc_evtab_hold(st, op->ev, op->kind == ENC_OP_WAIT);
 }
 
@@ -155,7 +153,7 @@ static int take(enc_stream_state *st, const enc_op *op) {
 
 int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
-    if (is_event_op(op->kind)) order_event(op, st);
+    if (enc_op_is_event(op->kind)) order_event(op, st);
     if (!st || !holdable(op, st)) return 0;
     enc_launch_legacy_order(st);
     enc_mutex_lock(&st->mu);

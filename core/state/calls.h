@@ -29,6 +29,8 @@ enum { ENC_SHAPE_LK = 0, ENC_SHAPE_EX = 1 };
  * asynchronous copy or memset. Its bytes are recorded as they are (zero
  * what a kind does not use: equal operations must compare equal). */
 enum enc_op_kind { ENC_OP_RECORD = 1, ENC_OP_WAIT, ENC_OP_COPY, ENC_OP_SET, ENC_OP_KINDS };
+/* An event record or wait (the kinds that order streams, and do no work of their own). */
+static inline int enc_op_is_event(uint32_t kind) { return kind == ENC_OP_RECORD || kind == ENC_OP_WAIT; }
 typedef struct enc_op {
     uint32_t kind;  /* enum enc_op_kind */
     uint32_t flags; /* the call's flags (record, wait); the element size (memset) */

@@ -24,11 +24,15 @@
 /* Two 32-bit fields in one 64-bit word, the first in the low half. */
 static inline uint64_t enc_fp_pair(uint32_t lo, uint32_t hi) { return (uint64_t)lo | (uint64_t)hi << 32; }
 
+/* A grid as one 64-bit value (0 for a stream operation's grid). */
+static inline uint64_t enc_fp_grid(const unsigned grid[3]) {
+    return enc_fp_pair(grid[0], grid[1]) ^ ((uint64_t)grid[2] * 0x9e3779b97f4a7c15ull);
+}
+
 /* The arguments' fingerprint: their bytes as recorded, seeded with the grid
  * (a stream operation's grid is 0: seed 0 is XXH3's unseeded hash). */
 static inline uint64_t enc_fp_args(const void *args, size_t n, const unsigned grid[3]) {
-    uint64_t seed = enc_fp_pair(grid[0], grid[1]) ^ ((uint64_t)grid[2] * 0x9e3779b97f4a7c15ull);
-    return XXH3_64bits_withSeed(args, n, seed);
+    return XXH3_64bits_withSeed(args, n, enc_fp_grid(grid));
 }
 
 static inline uint64_t enc_structural_fp(const void *f, const unsigned block[3], unsigned smem, uint32_t argbytes,

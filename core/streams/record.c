@@ -197,7 +197,7 @@ void enc_record_hash(enc_seq *seq) {
         uint64_t pair[2] = {r->sfp, r->afp};
         hash = XXH3_64bits_withSeed(pair, sizeof pair, hash);
         shash = shash_step(shash, r->sfp);
-        chash = shash_step(chash, r->sfp ^ enc_fp_pair(r->grid[0], r->grid[1]) ^ (uint64_t)r->grid[2] * ENC_GOLDEN_64);
+        chash = shash_step(chash, r->sfp ^ enc_fp_grid(r->grid));
     }
     seq->hash = hash;
     seq->shash = shash;
