@@ -43,21 +43,15 @@ static uint32_t length_at(const char *mode, int it) {
     return (8u + (uint32_t)it % (MAX_BLOCKS - 8u)) * PROG_BLOCK;
 }
 
-static void loop(const char *mode, int steps) {
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
-    for (int it = 0; it < steps; it++) {
-        uint32_t n = length_at(mode, it);
-        k_mix(&k, s, x, 5, N);     /* fixed shape */
-        k_add(&k, s, y, x, n);     /* grid and length follow n */
-        k_axpy(&k, s, x, y, 3, n); /* ... */
-        k_stamp(&k, s, y, N);      /* fixed shape */
-        k_add(&k, s, x, y, n);     /* ... */
-        k_reduce(&k, s, r, x, N);
-        prog_print_reduce(s, r, "step", it);
+/* Step it's grid (blocks), and its length in *n. */
+static unsigned grid_at(const char *mode, int it, uint32_t *n) {
+    if (!strcmp(mode, "grow-on")) { /* the grid grows on; the length stops at the buffer's */
+        unsigned grid = 8u + (unsigned)it;
+        *n = grid < MAX_BLOCKS ? grid * PROG_BLOCK : N;
+        return grid;
     }
-    prog_finish(s, x, y, N);
+    *n = length_at(mode, it);
+    return PROG_GRID(*n);
 }
 
 /* k_add and k_axpy with a grid of their own (at least the length's). */
@@ -71,18 +65,18 @@ static void axpy_on(CUstream s, CUdeviceptr dst, CUdeviceptr src, uint32_t a, ui
     prog_launch(k.axpy, grid, PROG_BLOCK, 0, s, p);
 }
 
-static void grow_on(int steps) {
+static void loop(const char *mode, int steps) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
     prog_hot_buffers(&k, s, N, &x, &y, &r);
     for (int it = 0; it < steps; it++) {
-        unsigned grid = 8u + (unsigned)it;
-        uint32_t n = grid < MAX_BLOCKS ? grid * PROG_BLOCK : N;
-        k_mix(&k, s, x, 5, N);
-        add_on(s, y, x, n, grid);
-        axpy_on(s, x, y, 3, n, grid);
-        k_stamp(&k, s, y, N);
-        add_on(s, x, y, n, grid);
+        uint32_t n;
+        unsigned grid = grid_at(mode, it, &n);
+        k_mix(&k, s, x, 5, N);        /* fixed shape */
+        add_on(s, y, x, n, grid);     /* grid and length follow the step */
+        axpy_on(s, x, y, 3, n, grid); /* ... */
+        k_stamp(&k, s, y, N);         /* fixed shape */
+        add_on(s, x, y, n, grid);     /* ... */
         k_reduce(&k, s, r, x, N);
         prog_print_reduce(s, r, "step", it);
     }
@@ -102,7 +96,7 @@ static void serve(int steps, int by_size) {
         uint32_t n = (1u + (uint32_t)(rng >> 33) % 64u) * PROG_BLOCK;
         for (uint32_t i = 0; i < n; i++) in[i] = (uint32_t)it * 2654435761u + i;
         CK(drv.cuMemcpyHtoDAsync(x, in, n * sizeof *in, s)); /* the request's rows */
-        CK(drv.cuMemsetD32Async(y, (uint32_t)it, n, s));      /* its answer's rows, cleared */
+        CK(drv.cuMemsetD32Async(y, (uint32_t)it, n, s));     /* its answer's rows, cleared */
         k_add(&k, s, y, x, n);
         if (by_size && n > 16 * PROG_BLOCK)
             k_mix(&k, s, x, 3, n);
@@ -112,7 +106,8 @@ static void serve(int steps, int by_size) {
         if (by_size && n > 40 * PROG_BLOCK) k_add(&k, s, y, x, n);
         CK(drv.cuMemcpyDtoHAsync(out, y, n * sizeof *out, s)); /* the answer */
         CK(drv.cuStreamSynchronize(s));
-        printf("request %3d rows %4u answer %016llx\n", it, n, (unsigned long long)prog_hash_buf(PROG_HASH_INIT, out, n));
+        printf("request %3d rows %4u answer %016llx\n", it, n,
+               (unsigned long long)prog_hash_buf(PROG_HASH_INIT, out, n));
     }
     CK(drv.cuMemFreeHost(in));
     CK(drv.cuMemFreeHost(out));
@@ -129,9 +124,7 @@ int main(int argc, char **argv) {
     }
     prog_init();
     prog_kernels_load(&k, 0);
-    if (!strcmp(mode, "grow-on"))
-        grow_on(steps);
-    else if (!strncmp(mode, "serve", 5))
+    if (!strncmp(mode, "serve", 5))
         serve(steps, !strcmp(mode, "serve-kernels"));
     else
         loop(mode, steps);
