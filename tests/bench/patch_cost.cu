@@ -56,18 +56,24 @@ struct Kernel {
 static const int BLOCK = 128;
 static const int LEN_A = 64 * BLOCK, LEN_B = 40 * BLOCK; // two "batch sizes"
 
+// k's node over `len` elements (k.n set to it: the parameters point at k's fields, and are copied by the call).
+static cudaKernelNodeParams node_params(Kernel &k, int len) {
+    k.n = len;
+    cudaKernelNodeParams p = {};
+    p.func = (void *)bump;
+    p.gridDim = dim3((len + BLOCK - 1) / BLOCK);
+    p.blockDim = dim3(BLOCK);
+    p.kernelParams = k.args;
+    return p;
+}
+
 static cudaGraphExec_t build(cudaStream_t s, std::vector<Kernel> &ks, int len, std::vector<cudaGraphNode_t> &nodes) {
     cudaGraph_t g;
     CK(cudaGraphCreate(&g, 0));
     nodes.clear();
     for (auto &k : ks) { // a chain, as a stream capture of one stream makes it
         int n = k.n;
-        k.n = len;
-        cudaKernelNodeParams p = {};
-        p.func = (void *)bump;
-        p.gridDim = dim3((len + BLOCK - 1) / BLOCK);
-        p.blockDim = dim3(BLOCK);
-        p.kernelParams = k.args; // copied by the call
+        cudaKernelNodeParams p = node_params(k, len);
         cudaGraphNode_t nd;
         CK(cudaGraphAddKernelNode(&nd, g, nodes.empty() ? nullptr : &nodes.back(), nodes.empty() ? 0 : 1, &p));
         nodes.push_back(nd);
@@ -134,14 +140,8 @@ int main(int argc, char **argv) {
                     } else {
                         int len = grid && (it & 1) ? LEN_B : LEN_A;
                         for (int j = 0; j < k; j++) {
-                            Kernel &kk = ks[j];
-                            kk.n = len;
-                            kk.v = grid ? 1.0f : (float)(it_global & 7);
-                            cudaKernelNodeParams p = {};
-                            p.func = (void *)bump;
-                            p.gridDim = dim3((len + BLOCK - 1) / BLOCK);
-                            p.blockDim = dim3(BLOCK);
-                            p.kernelParams = kk.args;
+                            ks[j].v = grid ? 1.0f : (float)(it_global & 7);
+                            cudaKernelNodeParams p = node_params(ks[j], len);
                             CK(cudaGraphExecKernelNodeSetParams(ea, nodesA[j], &p));
                         }
                         CK(cudaGraphLaunch(ea, s));
@@ -152,13 +152,8 @@ int main(int argc, char **argv) {
                 CK(cudaStreamSynchronize(s));
                 host[oi][reg].push_back(api / ITERS);
                 wall[oi][reg].push_back((now_us() - t0) / ITERS);
-                for (int j = 0; j < k; j++) { // the graph as built again, for the next way's block
-                    ks[j].n = LEN_A;
-                    cudaKernelNodeParams p = {};
-                    p.func = (void *)bump;
-                    p.gridDim = dim3(LEN_A / BLOCK);
-                    p.blockDim = dim3(BLOCK);
-                    p.kernelParams = ks[j].args;
+                for (int j = 0; j < k; j++) { // the graph's grids as built again, for the next way's block
+                    cudaKernelNodeParams p = node_params(ks[j], LEN_A);
                     CK(cudaGraphExecKernelNodeSetParams(ea, nodesA[j], &p));
                 }
             }
