@@ -39,14 +39,17 @@ def rows_of(folder):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def switch_rows(rows, workload):
+    """The switch processes of `workload` that ran to the end (every variant)."""
+    return [r for r in rows if r.get("workload") == workload and r.get("method") == "switch" and r.get("ok")]
+
+
 def engine_ratios(rows, workload):
     """Active / passive block ratios of the encore switch processes of `workload`; their checksums,
     the share of launches replayed, graphs captured and of them never replayed (the process
     summaries, both halves; an engine without that count reports 0)."""
     ratios, sums, seen, replayed, caps, never = [], set(), 0, 0, 0, 0
-    for r in rows:
-        if r.get("workload") != workload or r.get("method") != "switch" or not r.get("ok"):
-            continue
+    for r in switch_rows(rows, workload):
         if r.get("result", {}).get("checksum"):
             sums.add(r["result"]["checksum"])
         if bp.base_variant(r.get("variant", "")) != "encore":
@@ -115,9 +118,8 @@ def main(argv):
 def process_medians(rows, workload):
     """Each encore switch process's own median active / passive ratio."""
     return [statistics.median(r) for r in
-            (bp.block_ratios(x["blocks"], "A") for x in rows
-             if x.get("workload") == workload and x.get("method") == "switch" and x.get("ok")
-             and bp.base_variant(x.get("variant", "")) == "encore") if r]
+            (bp.block_ratios(x["blocks"], "A") for x in switch_rows(rows, workload)
+             if bp.base_variant(x.get("variant", "")) == "encore") if r]
 
 
 def more_engines(root):
