@@ -3,7 +3,7 @@
  *
  *   bench_native --module PATH [--pattern norepeat|random|repeat|ring|step] [--k 16] [--n 4096]
  *                [--blocks 9] [--steps 50] [--warmup 20] [--check-steps 20]
- *                [--schedule LETTERS]
+ *                [--schedule LETTERS] [--host-us U]
  *
  * A step is K launches on one non-blocking stream and a host synchronisation:
  *   norepeat  mix(x, salt) K times with a salt that is new at every launch:
@@ -19,6 +19,8 @@
  *   step      repeat's launches, the first one's salt the step number (a step
  *             counter by value); G: one graph whose first node the program
  *             patches itself each step (cuGraphExecKernelNodeSetParams)
+ * --host-us U: the host spins U microseconds before every launch, as a framework's
+ * own work between launches would (Python, a dispatcher): a slower host.
  * The module is a PTX file (bench_native_kernels.ptx on a GPU) or, on the
  * simulated driver, tests/prog's libprogkernels.so (same names and
  * parameters). The driver is reached through dlsym (encore interposes it).
@@ -118,6 +120,7 @@ static struct {
     int direct;                         /* a D block: the driver's own entry points */
     uint64_t rng;                       /* random: the generator's state */
     unsigned n;
+    uint64_t host_ns;                   /* --host-us: host work before each launch */
     CUfunction fill, mix, add;
     CUstream s;
     CUdeviceptr x, y;                   /* the pair this step works on */
@@ -129,6 +132,9 @@ static struct {
 
 static void launch_grid(CUfunction f, unsigned grid, void **params) {
     unsigned block = 128;
+    if (B.host_ns) /* --host-us: the host's own work before this launch */
+        for (uint64_t end = bench_now_ns() + B.host_ns; bench_now_ns() < end;) {
+        }
     CK((B.direct ? d_cuLaunchKernel : p_cuLaunchKernel)(f, grid, 1, 1, block, 1, 1, 0, B.s, params, NULL));
 }
 
@@ -241,6 +247,8 @@ int main(int argc, char **argv) {
             check_steps = atoi(v);
         else if (!strcmp(a, "--schedule"))
             schedule = v;
+        else if (!strcmp(a, "--host-us"))
+            B.host_ns = (uint64_t)(atof(v) * 1000.0);
         else {
             fprintf(stderr, "bench_native: unknown argument %s\n", a);
             return 2;
