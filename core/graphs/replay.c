@@ -320,7 +320,13 @@ static int issue_at_flush_point(enc_stream_state *st, enum enc_flush_reason why)
 
 void enc_release_at_flush_point(enc_stream_state *st, enum enc_flush_reason why) {
     if (!stop_holding(st)) return;
-    enc_hold_outcome(st, issue_at_flush_point(st, why));
+    uint32_t held = st->seq.n;
+    int replayed = issue_at_flush_point(st, why);
+    if (why == ENC_FLUSH_DEADLINE && !replayed && st->deadline_cuts < UINT8_MAX) { /* sequence.c acts on it */
+        st->deadline_cuts++;
+        st->deadline_cut_len = held;
+    }
+    enc_hold_outcome(st, replayed);
 }
 
 void enc_release_at_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {

@@ -90,11 +90,17 @@ typedef struct enc_stream_state {
     int anchor_set;
     uint64_t anchor_sfp, anchor_afp;
     uint32_t since_anchor; /* launches recorded since the anchor last began a sequence */
-    /* This stream's longest sequence (0: enc_opt.max_sequence): slower launches, shorter
-     * sequences, so that one held keeps the GPU waiting at most ENCORE_HOLD_BUDGET. */
-    uint32_t seq_cap;
+    /* This stream's longest sequence (0: enc_opt.max_sequence): the shorter of pace_cap
+     * (slower launches, shorter sequences, so that one held keeps the GPU waiting at most
+     * ENCORE_HOLD_BUDGET; 0: the longest) and deadline_cap below. */
+    uint32_t seq_cap, pace_cap;
     uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
-    uint8_t ramp;      /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
+    /* Holds the flush deadline cut before their sequence ended, with no replay since (replay.c
+     * counts them; sequence.c acts), the launches the last one held, and the cap they set
+     * (0: none): a sequence the deadline cuts never replays. */
+    uint8_t deadline_cuts;
+    uint32_t deadline_cut_len, deadline_cap;
+    uint8_t ramp; /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
                           point with nothing open sets it to 0 without the lock) */
     /* ENCORE_TAIL_CUT: launches recorded since the last flush point, how many came between the two flush
      * points before it, and in how many intervals in a row (atomic, as ramp) */

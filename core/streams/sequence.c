@@ -52,6 +52,12 @@ uint32_t enc_sequence_cap(const enc_stream_state *st) {
     return st->seq_cap ? st->seq_cap : (uint32_t)enc_opt.max_sequence;
 }
 
+/* seq_cap, the one the launch path reads: the shorter of the pace's and the deadline's. */
+static void set_cap(enc_stream_state *st) {
+    uint32_t pace = st->pace_cap ? st->pace_cap : (uint32_t)enc_opt.max_sequence;
+    st->seq_cap = st->deadline_cap && st->deadline_cap < pace ? st->deadline_cap : st->pace_cap;
+}
+
 /* ENCORE_HOLD_RAMP (a trial, off by default). After a flush point (a
  * synchronize, most often) the GPU has nothing left to run, and a held
  * sequence keeps it waiting until the sequence ends; later sequences are held
@@ -177,6 +183,50 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
     return lim < cap ? lim : cap;
 }
 
+/* The largest power of two not above n, at least ENCORE_MIN_SEQUENCE. */
+static uint32_t pow2_at_most(uint64_t n) {
+    uint32_t p = 1;
+    while ((uint64_t)p * 2 <= n && p < (1u << 30)) p *= 2;
+    return p < (uint32_t)enc_opt.min_sequence ? (uint32_t)enc_opt.min_sequence : p;
+}
+
+/* ENCORE_FLUSH_DEADLINE against a stream's sequences. The deadline issues a
+ * hold that lasts longer (deadline.c), and a sequence cut there never
+ * replays: with sequences of 8 launches (ENC_MIN_SEQ_CAP), a stream slower
+ * than 25 us or so a launch is cut at every hold. PyTorch is that slow in a
+ * slow process: on the H200 a Hugging Face generate process that ran 1.5
+ * times slower than the next replayed 42% of its launches instead of 97%.
+ * So once ENC_DEADLINE_CUTS holds in a row were cut (no replay between),
+ * the stream's sequences are held to three quarters of what the last cut
+ * one held (a power of two, at least ENCORE_MIN_SEQUENCE), and doubled
+ * again once a full sequence replayed in a quarter of the deadline's share
+ * (twice as many launches then take about twice as long). Holds that are
+ * cut only now and then (a stall of the host) move nothing. */
+#define ENC_DEADLINE_CUTS 2u
+static void note_deadline(enc_stream_state *st) {
+    uint64_t room = (uint64_t)enc_opt.flush_deadline * 1000 * 3 / 4; /* the sequence's share of the deadline */
+    if (st->seq.fully_replayed) {
+        st->deadline_cuts = 0;
+        if (st->deadline_cap && st->seq.n >= st->deadline_cap && (enc_now_ns() - st->seq.t0) * 4 <= room) {
+            st->deadline_cap *= 2;
+            if (st->deadline_cap >= (st->pace_cap ? st->pace_cap : (uint32_t)enc_opt.max_sequence))
+                st->deadline_cap = 0; /* the deadline no longer cuts */
+            set_cap(st);
+        }
+    } else if (st->deadline_cuts >= ENC_DEADLINE_CUTS) {
+        uint32_t cap = pow2_at_most((uint64_t)st->deadline_cut_len * 3 / 4);
+        if (!st->deadline_cap || cap < st->deadline_cap) {
+            st->deadline_cap = cap;
+            set_cap(st);
+            ENC_DEBUG(
+                "the flush deadline cut %u holds in a row on a stream (%.1f us a launch): sequences of at most %u "
+                "launches (ENCORE_FLUSH_DEADLINE)",
+                st->deadline_cuts, st->gap_ns / 1e3, cap);
+        }
+        st->deadline_cuts = 0;
+    }
+}
+
 /* A new cap is taken only when ENC_CAP_VOTES sequences in a row asked for
  * it: every change moves the cut points, and graphs captured at the old ones
  * stop matching. The first cap of a stream is taken sooner (ENC_CAP_FIRST_VOTES):
@@ -184,14 +234,15 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
  * held at the default length while the pace is known keeps the GPU waiting. */
 static void note_cap(enc_stream_state *st) {
     uint32_t want = enc_sequence_cap_for_pace(st->gap_ns);
-    uint32_t cur = enc_sequence_cap(st);
+    uint32_t cur = st->pace_cap ? st->pace_cap : (uint32_t)enc_opt.max_sequence;
     if (want == cur) {
         st->cap_votes = 0;
-    } else if (++st->cap_votes >= (st->seq_cap ? ENC_CAP_VOTES : ENC_CAP_FIRST_VOTES)) {
+    } else if (++st->cap_votes >= (st->pace_cap ? ENC_CAP_VOTES : ENC_CAP_FIRST_VOTES)) {
         ENC_DEBUG("launches on a stream come %.1f us apart: sequences of at most %u launches (ENCORE_HOLD_BUDGET)",
                   st->gap_ns / 1e3, want);
-        st->seq_cap = want;
+        st->pace_cap = want;
         st->cap_votes = 0;
+        set_cap(st);
     }
 }
 
@@ -224,6 +275,7 @@ static void note_pace(enc_stream_state *st) {
                   sparse ? "not held back (ENCORE_MAX_GAP)" : "held back again");
     }
     note_cap(st);
+    note_deadline(st);
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
