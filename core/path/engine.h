@@ -27,11 +27,19 @@ extern int enc_counting_only;
  * call passes straight through, no hook runs, no lock is taken. */
 extern int enc_forked_child;
 
-/* 1 while the program has switched encore off (core/path/switch.c): launches pass through, counted. */
+/* Non-zero while encore is switched off (core/path/switch.c): launches pass through, counted. By
+ * the program (encoreSetActive(0)), by the self-check (ENCORE_SELF_CHECK: a passive block, or
+ * stepped aside), or both. */
 extern int enc_paused;
+#define ENC_PAUSED_BY_PROGRAM 1
+#define ENC_PAUSED_BY_CHECK 2
 /* The pseudo entry point "encoreSetActive" (cuGetProcAddress): 0 issues everything held and passes
  * launches through from then on, 1 resumes learning and replay (core/path/switch.c). */
 CUresult enc_core_set_active(int active);
+/* The self-check's own switch (core/path/selfcheck.c): 1 issues everything held and passes
+ * launches through, 0 resumes; from inside a launch (the guard is set), on the thread that
+ * waits for the GPU. */
+void enc_core_pause_for_check(int pause);
 
 /* Start-up: options, report, driver look-ups. Idempotent and thread-safe. */
 void enc_core_init(void);

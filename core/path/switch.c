@@ -28,18 +28,20 @@
 #include "core/graphs/store.h"
 #include "core/path/engine.h"
 #include "core/path/path.h"
+#include "core/path/selfcheck.h"
 #include "core/state/gate.h"
 #include "core/streams/rest.h"
 #include "core/streams/streams.h"
 #include "core/observe/report.h"
 #include "policy/options.h"
 
-int enc_paused;
+int enc_paused;          /* ENC_PAUSED_BY_PROGRAM | ENC_PAUSED_BY_CHECK */
 static int enc_trial_on; /* ENCORE_TRIAL's settings are in place */
 
 CUresult enc_core_set_active(int active) {
     if (enc_tls_guard) return CUDA_SUCCESS;
     enc_core_ensure_init();
+    __atomic_store_n(&enc_program_switched, 1, __ATOMIC_RELAXED);             /* the switch is the program's now */
     if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return CUDA_SUCCESS; /* ENCORE=0, or switched off */
     if (__atomic_load_n(&enc_trial_on, __ATOMIC_ACQUIRE) != (active == 2) && enc_options_trial(-1) > 0) {
         ENC_GUARDED { /* held sequences were cut by the settings now in place: issued before they change */
@@ -51,14 +53,16 @@ CUresult enc_core_set_active(int active) {
         ENC_DEBUG("ENCORE_TRIAL's settings %s", active == 2 ? "in place" : "taken back");
         enc_core_act_on_requests();
     }
+    enc_selfcheck_switched(); /* a check the program's switch now rules out ends */
     if (active) {
-        if (__atomic_exchange_n(&enc_paused, 0, __ATOMIC_ACQ_REL)) {
+        if (__atomic_fetch_and(&enc_paused, ~ENC_PAUSED_BY_PROGRAM, __ATOMIC_ACQ_REL) & ENC_PAUSED_BY_PROGRAM) {
             ENC_DEBUG("switched on by the program");
             enc_report_event_switch(1);
         }
         return CUDA_SUCCESS;
     }
-    if (__atomic_exchange_n(&enc_paused, 1, __ATOMIC_ACQ_REL)) return CUDA_SUCCESS;
+    if (__atomic_fetch_or(&enc_paused, ENC_PAUSED_BY_PROGRAM, __ATOMIC_ACQ_REL) & ENC_PAUSED_BY_PROGRAM)
+        return CUDA_SUCCESS;
     ENC_DEBUG("switched off by the program: what is held is issued, launches pass through");
     ENC_GUARDED {
         enc_stats_touch();
@@ -70,6 +74,16 @@ CUresult enc_core_set_active(int active) {
     return CUDA_SUCCESS; /* an error a released launch got stays for the next call that observes its stream */
 }
 
+void enc_core_pause_for_check(int pause) {
+    if (!pause) {
+        __atomic_fetch_and(&enc_paused, ~ENC_PAUSED_BY_CHECK, __ATOMIC_ACQ_REL);
+        return;
+    }
+    if (__atomic_fetch_or(&enc_paused, ENC_PAUSED_BY_CHECK, __ATOMIC_ACQ_REL)) return; /* already passing through */
+    enc_stats_touch();
+    enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* what is held goes first, as the program's switch does */
+}
+
 CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *)) {
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) || __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED))
         ENC_GUARDED enc_core_flush_all(ENC_FLUSH_ALL_CALL);
@@ -78,5 +92,5 @@ CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_
     ENC_TSTAT_ADD(launches_seen, 1);
     ENC_COUNT_EAGER(ENC_EAGER_PASSIVE, 1);
     ENC_TSTAT_ADD(launches_passive, 1);
-    return call(l);
+    return AUDITED(call(l)); /* through encore still: the CUPTI audit counts it seen */
 }

@@ -32,9 +32,11 @@
  *   E  as it is (default schedule "E")
  *   P  encore switched off (passive)    A  encore switched on (active)
  *   G  encore off, the step replayed as the program's own CUDA graph (not norepeat)
- *   D  encore off and bypassed: launches and syncs through the driver's own
- *      entry points (tests/bench/direct_driver.h), exactly as without encore:
- *      "eager" in the same process as the other blocks
+ *   D  encore bypassed: launches and syncs through the driver's own entry
+ *      points (tests/bench/direct_driver.h), exactly as without encore:
+ *      "eager" in the same process as the other blocks; encore's switch is
+ *      left as it is, so a schedule of E and D blocks never touches it and
+ *      encore's self-check (ENCORE_SELF_CHECK) runs in the E blocks
  *   B  the launch-free bound: encore off and every launch skipped by
  *      libskiplaunch.so, preloaded before encore (LD_PRELOAD=libskiplaunch.so:
  *      libencore.so SKIPLAUNCH_SWITCH=1; tests/bench/skip_launch.c); P and A

@@ -76,7 +76,8 @@ static inline int encore_switch_set(encore_switch_fn sw, int active) { return sw
  * starts, and skipping stops before encore is made active. */
 static inline int encore_block_set(encore_switch_fn sw, encore_switch_fn skip, char letter) {
     int r;
-    if (letter == 'E') return 0;
+    if (letter == 'E' || letter == 'D') return 0; /* D: encore is bypassed, its switch left alone (a program that
+                                                     never switches keeps ENCORE_SELF_CHECK on: schedule ED) */
     if (letter == 'B') {
         if (!skip) return -1;
         return (r = encore_switch_set(sw, 0)) != 0 ? r : skip(1);

@@ -167,8 +167,9 @@ class Runner:
                 del self.base_env[k]
         # The simulated driver's launches cost far more host time than a real
         # one's, so under load a stream could look "sparse" (ENCORE_MAX_GAP)
-        # and never be held: tests of that rule set it themselves.
-        self.encore_extra = {"ENCORE_MAX_GAP": "10s"}
+        # and never be held: tests of that rule set it themselves. Nor are its
+        # steps timed as a GPU's would be (ENCORE_SELF_CHECK: its tests set it).
+        self.encore_extra = {"ENCORE_MAX_GAP": "10s", "ENCORE_SELF_CHECK": "0"}
         for kv in args.encore_env:
             k, v = parse_kv(kv, "--encore-env")
             self.encore_extra[k] = v
@@ -178,9 +179,10 @@ class Runner:
 
     def env_encore(self, log):
         env = dict(self.base_env)
-        pre = env.get("LD_PRELOAD", "")
-        env["LD_PRELOAD"] = self.args.encore + (" " + pre if pre else "")
-        env.update(self.encore_extra)
+        extra = dict(self.encore_extra)
+        after = extra.pop("LD_PRELOAD", "")  # --encore-env LD_PRELOAD=LIB: preloaded after encore (libsimaudit.so)
+        env["LD_PRELOAD"] = " ".join(x for x in (self.args.encore, after, env.get("LD_PRELOAD", "")) if x)
+        env.update(extra)
         env["ENCORE_LOG"] = log
         return env
 

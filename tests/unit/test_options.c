@@ -93,6 +93,8 @@ static const struct good goods[] = {
     {"ENCORE_NVTX", "on", 1, NULL},
     {"ENCORE_PATCH", "on", 1, NULL},
     {"ENCORE_HOLD_RULE", "off", 0, NULL},
+    {"ENCORE_SELF_CHECK", "0", 0, NULL},
+    {"ENCORE_SELF_CHECK", "2", 2, NULL},
     {"ENCORE_TRIAL", "ENCORE_HOLD_RAMP=1", 0, "ENCORE_HOLD_RAMP=1"},
 };
 
@@ -128,6 +130,7 @@ static const struct bad bads[] = {
     {"ENCORE_HOLD_RAMP", "3", "ENCORE_HOLD_RAMP=3 is out of range (0..2)"},
     {"ENCORE_TAIL_CUT", "65", "ENCORE_TAIL_CUT=65 is out of range (0..64)"},
     {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
+    {"ENCORE_SELF_CHECK", "3", "ENCORE_SELF_CHECK=3 is out of range (0..2)"},
 };
 
 /* ---- threads ------------------------------------------------------------------------ */
@@ -146,7 +149,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 23);
+        EXPECT_EQ_INT(enc_option_count, 24);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
@@ -167,6 +170,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.nvtx, 0);
         EXPECT_EQ_INT(enc_opt.patch, 1);
         EXPECT_EQ_INT(enc_opt.hold_rule, 1);
+        EXPECT_EQ_INT(enc_opt.self_check, 1);
         EXPECT_EQ_INT(enc_opt.hold_budget, 30);
         EXPECT_EQ_INT(enc_opt.tail_cut, 0);
         for (int i = 0; i < enc_option_count; i++) {
