@@ -40,10 +40,7 @@ __thread sim_stream *sim_t_running __attribute__((tls_model("initial-exec")));
 /* ------------------------------------------------------------------------ */
 /* handle registry                                                          */
 /* ------------------------------------------------------------------------ */
-typedef struct {
-    const void *p;
-    int type;
-} reg_ent;
+typedef struct { const void *p; int type; } reg_ent;
 #define REG_TOMB ((const void *)1)
 static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static reg_ent *g_reg;
@@ -51,9 +48,7 @@ static size_t g_reg_cap, g_reg_used;
 
 static size_t reg_hash(const void *p, size_t cap) {
     uint64_t h = (uint64_t)(uintptr_t)p;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdull; h ^= h >> 33;
     return (size_t)(h & (cap - 1));
 }
 
@@ -92,11 +87,7 @@ void sim_reg_del(const void *p) {
     if (g_reg_cap) {
         size_t j = reg_hash(p, g_reg_cap);
         while (g_reg[j].p) {
-            if (g_reg[j].p == p) {
-                g_reg[j].p = REG_TOMB;
-                g_reg[j].type = 0;
-                break;
-            }
+            if (g_reg[j].p == p) { g_reg[j].p = REG_TOMB; g_reg[j].type = 0; break; }
             j = (j + 1) & (g_reg_cap - 1);
         }
     }
@@ -106,7 +97,8 @@ void sim_reg_del(const void *p) {
 void sim_reg_foreach(int type, void (*fn)(void *p, void *ud), void *ud) {
     pthread_mutex_lock(&g_reg_mu);
     size_t n = 0, k = 0;
-    for (size_t i = 0; i < g_reg_cap; i++) n += g_reg[i].p && g_reg[i].p != REG_TOMB && g_reg[i].type == type;
+    for (size_t i = 0; i < g_reg_cap; i++)
+        n += g_reg[i].p && g_reg[i].p != REG_TOMB && g_reg[i].type == type;
     void **v = n ? malloc(n * sizeof *v) : NULL;
     for (size_t i = 0; v && i < g_reg_cap; i++)
         if (g_reg[i].p && g_reg[i].p != REG_TOMB && g_reg[i].type == type) v[k++] = (void *)g_reg[i].p;
@@ -122,10 +114,7 @@ void *sim_reg_get(const void *p, int type) {
     if (g_reg_cap) {
         size_t j = reg_hash(p, g_reg_cap);
         while (g_reg[j].p) {
-            if (g_reg[j].p == p) {
-                if (g_reg[j].type == type) r = (void *)p;
-                break;
-            }
+            if (g_reg[j].p == p) { if (g_reg[j].type == type) r = (void *)p; break; }
             j = (j + 1) & (g_reg_cap - 1);
         }
     }
@@ -136,16 +125,14 @@ void *sim_reg_get(const void *p, int type) {
 /* ------------------------------------------------------------------------ */
 /* configuration, jitter, stats                                             */
 /* ------------------------------------------------------------------------ */
-static unsigned g_jitter_max_us = 20;    /* max sleep before an op */
+static unsigned g_jitter_max_us = 20;   /* max sleep before an op */
 static unsigned g_jitter_permille = 250; /* probability of sleeping */
 static uint64_t g_jitter_seed = 0x5151;
 static atomic_ullong g_ids;
 
 uint64_t sim_rng_next(uint64_t *s) {
     uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
     return *s = x;
 }
 
@@ -154,26 +141,30 @@ void sim_jitter(sim_stream *s) {
     uint64_t r = sim_rng_next(&s->rng);
     if ((r % 1000) >= g_jitter_permille) return;
     unsigned us = (unsigned)((r >> 20) % (g_jitter_max_us + 1));
-    if (us == 0) {
-        sched_yield();
-        return;
-    }
+    if (us == 0) { sched_yield(); return; }
     struct timespec ts = {0, (long)us * 1000};
     nanosleep(&ts, NULL);
 }
 
 bool sim_jitter_enabled(void) { return g_jitter_max_us != 0; }
 
-static unsigned g_lazy_load_us;            /* SIMCUDA_LAZY_LOAD_US */
-static unsigned g_stall_every, g_stall_us; /* SIMCUDA_LAUNCH_STALL=K:N */
-static unsigned g_graph_launch_us;         /* SIMCUDA_GRAPH_LAUNCH_US */
-static int (*g_audit_depth)(void);         /* libsimaudit.so's, when preloaded (sim_audit.c) */
+static unsigned g_lazy_load_us;                   /* SIMCUDA_LAZY_LOAD_US */
+static unsigned g_stall_every, g_stall_us;        /* SIMCUDA_LAUNCH_STALL=K:N */
+static unsigned g_graph_launch_us;                 /* SIMCUDA_GRAPH_LAUNCH_US */
+static int (*g_audit_depth)(void);                 /* libsimaudit.so's, when preloaded (sim_audit.c) */
 static atomic_ullong g_stat_audit_launches, g_stat_audit_unseen;
 static _Thread_local unsigned long t_launches;
 
 static void sleep_us(unsigned us) {
     struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
     nanosleep(&ts, NULL);
+}
+
+/* A kernel or graph launch reached the simulator: inside encore's audit bracket? */
+void sim_audit_launch(void) {
+    if (!g_audit_depth) return;
+    atomic_fetch_add(&g_stat_audit_launches, 1);
+    if (g_audit_depth() <= 0) atomic_fetch_add(&g_stat_audit_unseen, 1);
 }
 
 /* SIMCUDA_GRAPH_LAUNCH_US=N: every cuGraphLaunch takes N more microseconds of
@@ -184,13 +175,6 @@ void sim_graph_launch_host_time(void) {
     sim_audit_launch();
 }
 
-/* A kernel or graph launch reached the simulator: inside encore's audit bracket? */
-void sim_audit_launch(void) {
-    if (!g_audit_depth) return;
-    atomic_fetch_add(&g_stat_audit_launches, 1);
-    if (g_audit_depth() <= 0) atomic_fetch_add(&g_stat_audit_unseen, 1);
-}
-
 void sim_launch_host_time(sim_func *f) {
     sim_audit_launch();
     if (g_lazy_load_us && !atomic_exchange(&f->loaded, 1)) sleep_us(g_lazy_load_us);
@@ -199,15 +183,17 @@ void sim_launch_host_time(sim_func *f) {
 
 static void stats_at_exit(void) {
     fprintf(stderr, "simcuda: kernels=%llu graph_launches=%llu graph_kernels=%llu\n",
-            (unsigned long long)atomic_load(&g_stat_kernels), (unsigned long long)atomic_load(&g_stat_graph_launches),
+            (unsigned long long)atomic_load(&g_stat_kernels),
+            (unsigned long long)atomic_load(&g_stat_graph_launches),
             (unsigned long long)atomic_load(&g_stat_graph_kernels));
-    fprintf(stderr, "simcuda: graph_launches_small=%llu\n",
-            (unsigned long long)atomic_load(&g_stat_graph_launches_small));
+    fprintf(stderr, "simcuda: graph_launches_small=%llu\n", (unsigned long long)atomic_load(&g_stat_graph_launches_small));
     fprintf(stderr, "simcuda: faults=%llu priority_kernels=%llu priority_sum=%lld graph_execs_live=%lld\n",
-            (unsigned long long)atomic_load(&g_stat_faults), (unsigned long long)atomic_load(&g_stat_prio_kernels),
-            (long long)atomic_load(&g_stat_prio_sum), (long long)atomic_load(&g_stat_execs_live));
+            (unsigned long long)atomic_load(&g_stat_faults),
+            (unsigned long long)atomic_load(&g_stat_prio_kernels), (long long)atomic_load(&g_stat_prio_sum),
+            (long long)atomic_load(&g_stat_execs_live));
     fprintf(stderr, "simcuda: apw_kernels=%llu apw_bytes=%llu domain_kernels=%llu\n",
-            (unsigned long long)atomic_load(&g_stat_apw_kernels), (unsigned long long)atomic_load(&g_stat_apw_bytes),
+            (unsigned long long)atomic_load(&g_stat_apw_kernels),
+            (unsigned long long)atomic_load(&g_stat_apw_bytes),
             (unsigned long long)atomic_load(&g_stat_domain_kernels));
     if (g_audit_depth)
         fprintf(stderr, "simcuda: audit_launches=%llu audit_unseen=%llu\n",
@@ -534,10 +520,7 @@ static sim_ctx *ctx_new(CUdevice dev, unsigned flags, bool primary) {
     c->primary = primary;
     c->id = atomic_fetch_add(&g_ids, 1) + 1;
     c->legacy = stream_new(c, SK_LEGACY, 0, 0);
-    if (!c->legacy) {
-        free(c);
-        return NULL;
-    }
+    if (!c->legacy) { free(c); return NULL; }
     sim_reg_add(c, T_CTX);
     return c;
 }
@@ -555,8 +538,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev) {
 
 CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev) { return ctx_create(pctx, flags, dev); }
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) { return ctx_create(pctx, flags, dev); }
-CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags,
-                        CUdevice dev) {
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice dev) {
     (void)paramsArray;
     if (numParams < 0) return CUDA_ERROR_INVALID_VALUE;
     return ctx_create(pctx, flags, dev);
@@ -605,10 +587,8 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
     }
     sim_ctx *c = ctx_live(ctx);
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-    if (t_depth > 0)
-        t_stack[t_depth - 1] = c;
-    else if (stack_push(c))
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (t_depth > 0) t_stack[t_depth - 1] = c;
+    else if (stack_push(c)) return CUDA_ERROR_OUT_OF_MEMORY;
     return CUDA_SUCCESS;
 }
 
@@ -754,12 +734,8 @@ static CUresult primary_get(CUdevice dev, sim_ctx **out) {
         sim_ctx *c = ctx_new(dev, g_primary_flags[dev], true);
         if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
         pthread_mutex_lock(&g_mu);
-        if (!g_primary[dev])
-            g_primary[dev] = c;
-        else {
-            c->dead = true;
-            sim_reg_del(c);
-        }
+        if (!g_primary[dev]) g_primary[dev] = c;
+        else { c->dead = true; sim_reg_del(c); }
     }
     *out = g_primary[dev];
     pthread_mutex_unlock(&g_mu);
@@ -787,10 +763,7 @@ static CUresult primary_release(CUdevice dev) {
     CUresult rc = check_dev(dev);
     if (rc) return rc;
     pthread_mutex_lock(&g_mu);
-    if (g_primary_refs[dev] <= 0) {
-        pthread_mutex_unlock(&g_mu);
-        return CUDA_ERROR_INVALID_CONTEXT;
-    }
+    if (g_primary_refs[dev] <= 0) { pthread_mutex_unlock(&g_mu); return CUDA_ERROR_INVALID_CONTEXT; }
     bool last = --g_primary_refs[dev] == 0;
     sim_ctx *c = g_primary[dev];
     pthread_mutex_unlock(&g_mu);
@@ -946,14 +919,8 @@ static void stream_stop_locked(sim_stream *s) {
 }
 
 /* per-thread default streams */
-typedef struct pts_ent {
-    sim_ctx *ctx;
-    sim_stream *s;
-} pts_ent;
-typedef struct pts_list {
-    pts_ent *v;
-    int n, cap;
-} pts_list;
+typedef struct pts_ent { sim_ctx *ctx; sim_stream *s; } pts_ent;
+typedef struct pts_list { pts_ent *v; int n, cap; } pts_list;
 static __thread pts_list *t_pts;
 static pthread_key_t g_pts_key;
 static pthread_once_t g_pts_once = PTHREAD_ONCE_INIT;
@@ -1078,10 +1045,8 @@ CUresult sim_enqueue_locked(sim_stream *s, sim_work *w, const sim_dep *extra, in
     op->seq = ++s->enqueued;
     if (seqout) *seqout = op->seq;
     pthread_mutex_lock(&s->mu);
-    if (s->tail)
-        s->tail->next = op;
-    else
-        s->head = op;
+    if (s->tail) s->tail->next = op;
+    else s->head = op;
     s->tail = op;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -1187,10 +1152,8 @@ static void ctx_drain_at_exit(sim_ctx *c) {
     struct timespec ms = {0, 1000000};
     int budget = 3000; /* naps of 1 ms */
     while (pthread_mutex_trylock(&g_mu) != 0)
-        if (--budget <= 0)
-            return;
-        else
-            nanosleep(&ms, NULL);
+        if (--budget <= 0) return;
+        else nanosleep(&ms, NULL);
     sim_dep v[64];
     int n = c->nstreams < 64 ? c->nstreams : 64;
     for (int i = 0; i < n; i++) v[i] = (sim_dep){c->streams[i], c->streams[i]->enqueued};
@@ -1447,9 +1410,7 @@ static CUresult stream_get_id(CUstream h, unsigned long long *id, int ptds) {
     return CUDA_SUCCESS;
 }
 CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) { return stream_get_id(hStream, streamId, 0); }
-CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId) {
-    return stream_get_id(hStream, streamId, 1);
-}
+CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId) { return stream_get_id(hStream, streamId, 1); }
 
 static CUresult stream_get_device(CUstream h, CUdevice *d, int ptds) {
     sim_stream *s;
@@ -1472,12 +1433,8 @@ static CUresult launch_host(CUstream h, CUhostFn fn, void *ud, int ptds) {
     w.u.host.ud = ud;
     return submit(s, &w, 0);
 }
-CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
-    return launch_host(hStream, fn, userData, 0);
-}
-CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData) {
-    return launch_host(hStream, fn, userData, 1);
-}
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) { return launch_host(hStream, fn, userData, 0); }
+CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData) { return launch_host(hStream, fn, userData, 1); }
 
 static CUresult add_callback(CUstream h, CUstreamCallback cb, void *ud, unsigned flags, int ptds) {
     sim_stream *s;
@@ -1501,14 +1458,7 @@ CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, v
 /* memory                                                                   */
 /* ------------------------------------------------------------------------ */
 enum { A_DEVICE = 1, A_HOST, A_REGISTERED, A_MANAGED };
-typedef struct sim_alloc {
-    uintptr_t base;
-    size_t size;
-    int kind;
-    unsigned flags;
-    sim_ctx *ctx;
-    unsigned long long id;
-} sim_alloc;
+typedef struct sim_alloc { uintptr_t base; size_t size; int kind; unsigned flags; sim_ctx *ctx; unsigned long long id; } sim_alloc;
 static pthread_mutex_t g_alloc_mu = PTHREAD_MUTEX_INITIALIZER;
 static sim_alloc *g_allocs;
 static int g_nallocs, g_capallocs;
@@ -1571,10 +1521,7 @@ static int alloc_add(void *p, size_t n, int kind, unsigned flags, sim_ctx *ctx) 
     if (g_nallocs == g_capallocs) {
         int ncap = g_capallocs ? g_capallocs * 2 : 64;
         sim_alloc *v = realloc(g_allocs, (size_t)ncap * sizeof *v);
-        if (!v) {
-            pthread_mutex_unlock(&g_alloc_mu);
-            return -1;
-        }
+        if (!v) { pthread_mutex_unlock(&g_alloc_mu); return -1; }
         g_allocs = v;
         g_capallocs = ncap;
     }
@@ -1651,10 +1598,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     if (bytesize > sim_total_mem() - dev_used()) return CUDA_ERROR_OUT_OF_MEMORY;
     void *p = dev_malloc(bytesize);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (alloc_add(p, bytesize, A_DEVICE, 0, c)) {
-        free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    if (alloc_add(p, bytesize, A_DEVICE, 0, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
@@ -1667,10 +1611,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
     if ((rc = sim_unsafe_call_check())) return rc;
     void *p = dev_malloc(bytesize);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (alloc_add(p, bytesize, A_MANAGED, flags, c)) {
-        free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    if (alloc_add(p, bytesize, A_MANAGED, flags, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
@@ -1711,10 +1652,7 @@ static CUresult host_alloc(void **pp, size_t n, unsigned flags) {
     if ((rc = sim_unsafe_call_check())) return rc;
     void *p = aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (alloc_add(p, n, A_HOST, flags, c)) {
-        free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    if (alloc_add(p, n, A_HOST, flags, c)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
     *pp = p;
     return CUDA_SUCCESS;
 }
@@ -1762,9 +1700,7 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
     if (alloc_add(p, bytesize, A_REGISTERED, Flags, c)) return CUDA_ERROR_OUT_OF_MEMORY;
     return CUDA_SUCCESS;
 }
-CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) {
-    return cuMemHostRegister_v2(p, bytesize, Flags);
-}
+CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) { return cuMemHostRegister_v2(p, bytesize, Flags); }
 
 CUresult cuMemHostUnregister(void *p) {
     sim_ctx *c;
@@ -1825,10 +1761,7 @@ static CUresult mem_alloc_async(CUdeviceptr *dptr, size_t n, CUstream h, int ptd
     if (n > sim_total_mem() - dev_used()) return CUDA_ERROR_OUT_OF_MEMORY; /* the pool cannot grow */
     void *p = dev_malloc(n);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (alloc_add(p, n, A_DEVICE, 0, s->ctx)) {
-        free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    if (alloc_add(p, n, A_DEVICE, 0, s->ctx)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
     pthread_mutex_lock(&g_mu);
     if (s->cap) {
         /* captured: a graph allocation. The address is fixed now and stays
@@ -1845,20 +1778,15 @@ static CUresult mem_alloc_async(CUdeviceptr *dptr, size_t n, CUstream h, int ptd
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
-CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
-    return mem_alloc_async(dptr, bytesize, hStream, 0);
-}
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
-    return mem_alloc_async(dptr, bytesize, hStream, 1);
-}
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) { return mem_alloc_async(dptr, bytesize, hStream, 0); }
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) { return mem_alloc_async(dptr, bytesize, hStream, 1); }
 
 static CUresult mem_free_async(CUdeviceptr dptr, CUstream h, int ptds) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
     sim_alloc a;
-    if (!alloc_find((void *)(uintptr_t)dptr, 0, &a) || a.base != dptr || a.kind != A_DEVICE)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!alloc_find((void *)(uintptr_t)dptr, 0, &a) || a.base != dptr || a.kind != A_DEVICE) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);
     if (s->cap) { /* captured: a graph free node; the memory stays (see above) */
         sim_work w = {.kind = W_MEMFREE};
@@ -1918,7 +1846,8 @@ CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_syn
  * probed on a GPU). */
 static bool past_device_alloc(const void *p, size_t n) {
     sim_alloc a;
-    return alloc_find(p, 0, &a) && (a.kind == A_DEVICE || a.kind == A_MANAGED) && (uintptr_t)p + n > a.base + a.size;
+    return alloc_find(p, 0, &a) && (a.kind == A_DEVICE || a.kind == A_MANAGED) &&
+           (uintptr_t)p + n > a.base + a.size;
 }
 
 static CUresult copy_async(void *dst, const void *src, size_t n, CUstream h, int ptds) {
@@ -1947,31 +1876,18 @@ static CUresult copy_async(void *dst, const void *src, size_t n, CUstream h, int
     }
     return submit(s, &w, flags);
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h) {
-    return copy_async(P(d), s, n, h, 0);
-}
-CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h) {
-    return copy_async(P(d), s, n, h, 1);
-}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h) { return copy_async(P(d), s, n, h, 0); }
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h) { return copy_async(P(d), s, n, h, 1); }
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(d, P(s), n, h, 0); }
-CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream h) {
-    return copy_async(d, P(s), n, h, 1);
-}
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) {
-    return copy_async(P(d), P(s), n, h, 0);
-}
-CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) {
-    return copy_async(P(d), P(s), n, h, 1);
-}
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(d, P(s), n, h, 1); }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 0); }
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 1); }
 CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 0); }
-CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) {
-    return copy_async(P(d), P(s), n, h, 1);
-}
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) { return copy_async(P(d), P(s), n, h, 1); }
 
 /* memsets are asynchronous with respect to the host, also the "synchronous"
  * ones (they are ordered on the legacy or per-thread stream) */
-static CUresult memset_any(CUdeviceptr d, unsigned value, unsigned elsize, size_t n, CUstream h, int ptds,
-                           bool sync_api) {
+static CUresult memset_any(CUdeviceptr d, unsigned value, unsigned elsize, size_t n, CUstream h, int ptds, bool sync_api) {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, ptds, &s);
     if (rc) return rc;
@@ -1989,29 +1905,15 @@ static CUresult memset_any(CUdeviceptr d, unsigned value, unsigned elsize, size_
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return memset_any(d, v, 1, n, NULL, 0, true); }
 CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) { return memset_any(d, v, 1, n, NULL, 1, true); }
 CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return memset_any(d, v, 2, n, NULL, 0, true); }
-CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) {
-    return memset_any(d, v, 2, n, NULL, 1, true);
-}
+CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) { return memset_any(d, v, 2, n, NULL, 1, true); }
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return memset_any(d, v, 4, n, NULL, 0, true); }
 CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) { return memset_any(d, v, 4, n, NULL, 1, true); }
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream h) {
-    return memset_any(d, v, 1, n, h, 0, false);
-}
-CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream h) {
-    return memset_any(d, v, 1, n, h, 1, false);
-}
-CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h) {
-    return memset_any(d, v, 2, n, h, 0, false);
-}
-CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h) {
-    return memset_any(d, v, 2, n, h, 1, false);
-}
-CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h) {
-    return memset_any(d, v, 4, n, h, 0, false);
-}
-CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h) {
-    return memset_any(d, v, 4, n, h, 1, false);
-}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream h) { return memset_any(d, v, 1, n, h, 0, false); }
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream h) { return memset_any(d, v, 1, n, h, 1, false); }
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return memset_any(d, v, 2, n, h, 0, false); }
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return memset_any(d, v, 2, n, h, 1, false); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h) { return memset_any(d, v, 4, n, h, 0, false); }
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h) { return memset_any(d, v, 4, n, h, 1, false); }
 
 /* 2D memsets: Height rows of Width elements, dstPitch bytes apart. Like
  * the 1D ones, a destination not aligned to the element size is refused at
@@ -2034,18 +1936,18 @@ static CUresult memset2d_any(CUdeviceptr d, size_t pitch, unsigned value, unsign
     w.u.set.pitch = height > 1 ? pitch : width * elsize;
     return submit(s, &w, sync_api ? SUB_NOCAPTURE : 0);
 }
-#define MEMSET2D(bits, type, el)                                                                              \
-    CUresult cuMemsetD2D##bits##_v2(CUdeviceptr d, size_t p, type v, size_t w, size_t h) {                    \
-        return memset2d_any(d, p, v, el, w, h, NULL, 0, true);                                                \
-    }                                                                                                         \
-    CUresult cuMemsetD2D##bits##_v2_ptds(CUdeviceptr d, size_t p, type v, size_t w, size_t h) {               \
-        return memset2d_any(d, p, v, el, w, h, NULL, 1, true);                                                \
-    }                                                                                                         \
-    CUresult cuMemsetD2D##bits##Async(CUdeviceptr d, size_t p, type v, size_t w, size_t h, CUstream s) {      \
-        return memset2d_any(d, p, v, el, w, h, s, 0, false);                                                  \
-    }                                                                                                         \
-    CUresult cuMemsetD2D##bits##Async_ptsz(CUdeviceptr d, size_t p, type v, size_t w, size_t h, CUstream s) { \
-        return memset2d_any(d, p, v, el, w, h, s, 1, false);                                                  \
+#define MEMSET2D(bits, type, el)                                                                                   \
+    CUresult cuMemsetD2D##bits##_v2(CUdeviceptr d, size_t p, type v, size_t w, size_t h) {                         \
+        return memset2d_any(d, p, v, el, w, h, NULL, 0, true);                                                     \
+    }                                                                                                              \
+    CUresult cuMemsetD2D##bits##_v2_ptds(CUdeviceptr d, size_t p, type v, size_t w, size_t h) {                    \
+        return memset2d_any(d, p, v, el, w, h, NULL, 1, true);                                                     \
+    }                                                                                                              \
+    CUresult cuMemsetD2D##bits##Async(CUdeviceptr d, size_t p, type v, size_t w, size_t h, CUstream s) {           \
+        return memset2d_any(d, p, v, el, w, h, s, 0, false);                                                       \
+    }                                                                                                              \
+    CUresult cuMemsetD2D##bits##Async_ptsz(CUdeviceptr d, size_t p, type v, size_t w, size_t h, CUstream s) {      \
+        return memset2d_any(d, p, v, el, w, h, s, 1, false);                                                       \
     }
 MEMSET2D(8, unsigned char, 1)
 MEMSET2D(16, unsigned short, 2)
@@ -2071,13 +1973,14 @@ void sim_work_run(sim_work *w, sim_stream *s, bool in_graph, int prio) {
         }
         if (w->u.k.sync_domain) atomic_fetch_add(&g_stat_domain_kernels, 1);
         break;
-    case W_MEMCPY: memmove(w->u.cpy.dst, w->u.cpy.staged ? w->u.cpy.staged : w->u.cpy.src, w->u.cpy.n); break;
+    case W_MEMCPY:
+        memmove(w->u.cpy.dst, w->u.cpy.staged ? w->u.cpy.staged : w->u.cpy.src, w->u.cpy.n);
+        break;
     case W_MEMSET: {
         for (size_t y = 0; y < w->u.set.height; y++) {
             unsigned char *row = w->u.set.dst + y * w->u.set.pitch;
             size_t n = w->u.set.width;
-            if (w->u.set.elsize == 1)
-                memset(row, (int)(w->u.set.value & 0xff), n);
+            if (w->u.set.elsize == 1) memset(row, (int)(w->u.set.value & 0xff), n);
             else if (w->u.set.elsize == 2)
                 for (size_t i = 0; i < n; i++) ((uint16_t *)row)[i] = (uint16_t)w->u.set.value;
             else
@@ -2111,19 +2014,10 @@ void sim_work_release(sim_work *w) {
         w->u.k.argbuf = NULL;
         w->u.k.kparams = NULL;
         break;
-    case W_MEMCPY:
-        free(w->u.cpy.staged);
-        w->u.cpy.staged = NULL;
-        break;
+    case W_MEMCPY: free(w->u.cpy.staged); w->u.cpy.staged = NULL; break;
     case W_EVENT:
-    case W_EVWAIT:
-        sim_event_unref(w->u.ev.ev);
-        w->u.ev.ev = NULL;
-        break;
-    case W_GRAPH:
-        sim_gsnap_free(w->u.graph.snap);
-        w->u.graph.snap = NULL;
-        break;
+    case W_EVWAIT: sim_event_unref(w->u.ev.ev); w->u.ev.ev = NULL; break;
+    case W_GRAPH: sim_gsnap_free(w->u.graph.snap); w->u.graph.snap = NULL; break;
     default: break;
     }
 }
@@ -2148,10 +2042,7 @@ int sim_work_copy(sim_work *dst, const sim_work *src) {
     case W_MEMCPY:
         if (src->u.cpy.staged) {
             dst->u.cpy.staged = malloc(src->u.cpy.n);
-            if (!dst->u.cpy.staged) {
-                dst->kind = W_NOP;
-                return -1;
-            }
+            if (!dst->u.cpy.staged) { dst->kind = W_NOP; return -1; }
             memcpy(dst->u.cpy.staged, src->u.cpy.staged, src->u.cpy.n);
         }
         break;
@@ -2274,12 +2165,8 @@ void sim_event_mark_recorded_locked(sim_event *e, sim_stream *s, uint64_t seq) {
 }
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0, 0); }
 CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0, 1); }
-CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
-    return event_record(hEvent, hStream, flags, 0);
-}
-CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
-    return event_record(hEvent, hStream, flags, 1);
-}
+CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) { return event_record(hEvent, hStream, flags, 0); }
+CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) { return event_record(hEvent, hStream, flags, 1); }
 
 /* Snapshot of an event's eager record (*s NULL: never recorded). An event
  * last recorded inside a capture answers, as observed on driver 580:
@@ -2360,12 +2247,8 @@ static CUresult elapsed(float *ms, CUevent a, CUevent b) {
     *ms = (float)(t[1] - t[0]);
     return CUDA_SUCCESS;
 }
-CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
-    return elapsed(pMilliseconds, hStart, hEnd);
-}
-CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
-    return elapsed(pMilliseconds, hStart, hEnd);
-}
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) { return elapsed(pMilliseconds, hStart, hEnd); }
+CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd) { return elapsed(pMilliseconds, hStart, hEnd); }
 
 static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags, int ptds) {
     sim_stream *s;
@@ -2403,12 +2286,8 @@ static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags, int pt
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
-CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-    return stream_wait_event(hStream, hEvent, Flags, 0);
-}
-CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-    return stream_wait_event(hStream, hEvent, Flags, 1);
-}
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) { return stream_wait_event(hStream, hEvent, Flags, 0); }
+CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) { return stream_wait_event(hStream, hEvent, Flags, 1); }
 
 /* ------------------------------------------------------------------------ */
 /* primary-context reset                                                    */
@@ -2431,10 +2310,8 @@ static void allocs_drop_ctx(sim_ctx *c) {
         sim_alloc *a = &g_allocs[i];
         if (a->ctx != c) continue;
         if (a->kind == A_DEVICE || a->kind == A_MANAGED) g_dev_used -= a->size;
-        if (a->kind == A_HOST)
-            free((void *)a->base);
-        else if (a->kind != A_REGISTERED)
-            sim_dev_release((void *)a->base);
+        if (a->kind == A_HOST) free((void *)a->base);
+        else if (a->kind != A_REGISTERED) sim_dev_release((void *)a->base);
         g_allocs[i--] = g_allocs[--g_nallocs];
     }
     pthread_mutex_unlock(&g_alloc_mu);

@@ -20,13 +20,13 @@
 struct sim_exec {
     int magic;
     sim_ctx *ctx;
-    bool node_prio; /* CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY */
+    bool node_prio;         /* CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY */
     int n;
-    sim_work *works; /* one per node of the source graph, same index */
+    sim_work *works;        /* one per node of the source graph, same index */
     CUgraphNodeType *types;
-    int *dstart, *didx; /* deps of node i: didx[dstart[i] .. dstart[i+1]) */
-    int *order;         /* a topological order */
-    sim_stream *last_s; /* last launch: a launch waits for the previous one */
+    int *dstart, *didx;     /* deps of node i: didx[dstart[i] .. dstart[i+1]) */
+    int *order;             /* a topological order */
+    sim_stream *last_s;     /* last launch: a launch waits for the previous one */
     uint64_t last_seq;
 };
 
@@ -167,10 +167,7 @@ CUresult cuGraphDestroy(CUgraph hGraph) {
 }
 
 static CUresult add_node_api(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t ndeps, sim_work *w) {
-    if (!ph) {
-        sim_work_release(w);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
+    if (!ph) { sim_work_release(w); return CUDA_ERROR_INVALID_VALUE; }
     pthread_mutex_lock(&g_mu);
     sim_graph *g = graph_get(hg);
     CUresult rc = g ? check_deps(g, deps, ndeps) : CUDA_ERROR_INVALID_VALUE;
@@ -195,19 +192,15 @@ static CUresult kernel_work(sim_work *w, const CUDA_KERNEL_NODE_PARAMS *p) {
     if (!f) return CUDA_ERROR_INVALID_VALUE;
     memset(w, 0, sizeof *w);
     w->kind = W_KERNEL;
-    return sim_kcall_build(&w->u.k, f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
-                           p->sharedMemBytes, p->kernelParams, p->extra);
+    return sim_kcall_build(&w->u.k, f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+                           p->blockDimZ, p->sharedMemBytes, p->kernelParams, p->extra);
 }
 
 static void v1_to_v2(CUDA_KERNEL_NODE_PARAMS *d, const CUDA_KERNEL_NODE_PARAMS_v1 *s) {
     memset(d, 0, sizeof *d);
     d->func = s->func;
-    d->gridDimX = s->gridDimX;
-    d->gridDimY = s->gridDimY;
-    d->gridDimZ = s->gridDimZ;
-    d->blockDimX = s->blockDimX;
-    d->blockDimY = s->blockDimY;
-    d->blockDimZ = s->blockDimZ;
+    d->gridDimX = s->gridDimX; d->gridDimY = s->gridDimY; d->gridDimZ = s->gridDimZ;
+    d->blockDimX = s->blockDimX; d->blockDimY = s->blockDimY; d->blockDimZ = s->blockDimZ;
     d->sharedMemBytes = s->sharedMemBytes;
     d->kernelParams = s->kernelParams;
     d->extra = s->extra;
@@ -365,7 +358,7 @@ static bool edge_programmatic(const sim_node *n, const sim_node *dep) {
  * (H100, driver 580, llama.cpp's kernels): without edgeData, a node with an
  * edge that is not a plain one is refused with CUDA_ERROR_LOSSY_QUERY. */
 CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData,
-                                       size_t *numDependencies) {
+                                    size_t *numDependencies) {
     CUresult rc = sim_check_init();
     if (rc) return rc;
     if (!numDependencies) return CUDA_ERROR_INVALID_VALUE;
@@ -406,12 +399,8 @@ CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
 static void fill_kparams(CUDA_KERNEL_NODE_PARAMS *p, const sim_kcall *k) {
     memset(p, 0, sizeof *p);
     p->func = (CUfunction)k->func;
-    p->gridDimX = k->dims.grid[0];
-    p->gridDimY = k->dims.grid[1];
-    p->gridDimZ = k->dims.grid[2];
-    p->blockDimX = k->dims.block[0];
-    p->blockDimY = k->dims.block[1];
-    p->blockDimZ = k->dims.block[2];
+    p->gridDimX = k->dims.grid[0]; p->gridDimY = k->dims.grid[1]; p->gridDimZ = k->dims.grid[2];
+    p->blockDimX = k->dims.block[0]; p->blockDimY = k->dims.block[1]; p->blockDimZ = k->dims.block[2];
     p->sharedMemBytes = k->dims.shared_bytes;
     p->kernelParams = k->kparams;
     p->extra = NULL;
@@ -434,12 +423,8 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v
     CUresult rc = cuGraphKernelNodeGetParams_v2(hNode, &p);
     if (rc) return rc;
     nodeParams->func = p.func;
-    nodeParams->gridDimX = p.gridDimX;
-    nodeParams->gridDimY = p.gridDimY;
-    nodeParams->gridDimZ = p.gridDimZ;
-    nodeParams->blockDimX = p.blockDimX;
-    nodeParams->blockDimY = p.blockDimY;
-    nodeParams->blockDimZ = p.blockDimZ;
+    nodeParams->gridDimX = p.gridDimX; nodeParams->gridDimY = p.gridDimY; nodeParams->gridDimZ = p.gridDimZ;
+    nodeParams->blockDimX = p.blockDimX; nodeParams->blockDimY = p.blockDimY; nodeParams->blockDimZ = p.blockDimZ;
     nodeParams->sharedMemBytes = p.sharedMemBytes;
     nodeParams->kernelParams = p.kernelParams;
     nodeParams->extra = NULL;
@@ -667,13 +652,9 @@ static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptds) {
     return CUDA_SUCCESS;
 }
 CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) { return begin_capture(hStream, mode, 0); }
-CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
-    return begin_capture(hStream, mode, 1);
-}
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) { return begin_capture(hStream, mode, 1); }
 CUresult cuStreamBeginCapture(CUstream hStream) { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0); }
-CUresult cuStreamBeginCapture_ptsz(CUstream hStream) {
-    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1);
-}
+CUresult cuStreamBeginCapture_ptsz(CUstream hStream) { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1); }
 
 /* Ends capture c: its streams leave capture mode. Returns its graph when
  * keep, else frees it and returns NULL. g_mu held. */
@@ -683,10 +664,7 @@ static sim_graph *capture_terminate_locked(sim_capture *c, bool keep) {
         c->members[i]->nfrontier = 0;
     }
     for (sim_capture **pp = &g_caps; *pp; pp = &(*pp)->next)
-        if (*pp == c) {
-            *pp = c->next;
-            break;
-        }
+        if (*pp == c) { *pp = c->next; break; }
     sim_graph *g = c->graph;
     if (!keep) {
         graph_free(g);
@@ -734,27 +712,14 @@ static bool reaches(sim_node *const *v, int n, sim_node *a, int nn) {
     sim_node **stack = malloc((size_t)nn * sizeof *stack);
     bool found = false;
     int sp = 0;
-    if (!seen || !stack) {
-        free(seen);
-        free(stack);
-        return true;
-    }
+    if (!seen || !stack) { free(seen); free(stack); return true; }
     for (int i = 0; i < n; i++)
-        if (!seen[v[i]->index]) {
-            seen[v[i]->index] = 1;
-            stack[sp++] = v[i];
-        }
+        if (!seen[v[i]->index]) { seen[v[i]->index] = 1; stack[sp++] = v[i]; }
     while (sp && !found) {
         sim_node *x = stack[--sp];
-        if (x == a) {
-            found = true;
-            break;
-        }
+        if (x == a) { found = true; break; }
         for (int i = 0; i < x->ndeps; i++)
-            if (!seen[x->deps[i]->index]) {
-                seen[x->deps[i]->index] = 1;
-                stack[sp++] = x->deps[i];
-            }
+            if (!seen[x->deps[i]->index]) { seen[x->deps[i]->index] = 1; stack[sp++] = x->deps[i]; }
     }
     free(seen);
     free(stack);
@@ -841,8 +806,7 @@ CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *ca
     return capture_info(hStream, 1, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
 }
 CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
-                                   CUgraph *graph_out, const CUgraphNode **dependencies_out,
-                                   size_t *numDependencies_out) {
+                                   CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out) {
     return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, NULL, numDependencies_out);
 }
 CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
@@ -932,10 +896,7 @@ static CUresult instantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
     }
     int *indeg = calloc((size_t)n + 1, sizeof *indeg);
     if (!e || !e->works || !e->types || !e->dstart || !e->didx || !e->order || !indeg || copy_works(e->works, g)) {
-        if (e) {
-            e->n = 0;
-            exec_free(e);
-        }
+        if (e) { e->n = 0; exec_free(e); }
         free(indeg);
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1110,8 +1071,7 @@ static void node_run(sim_gsnap *g, int i, sim_stream *s) {
 void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
     atomic_fetch_add(&g_stat_graph_launches, 1);
     int n = g->n, kernels = 0;
-    for (int i = 0; i < n && kernels < 2; i++)
-        kernels += g->works[i].kind == W_KERNEL ? 1 : g->works[i].kind == W_GRAPH ? 2 : 0;
+    for (int i = 0; i < n && kernels < 2; i++) kernels += g->works[i].kind == W_KERNEL ? 1 : g->works[i].kind == W_GRAPH ? 2 : 0;
     if (kernels < 2) atomic_fetch_add(&g_stat_graph_launches_small, 1);
     if (!sim_jitter_enabled() || n < 2) {
         for (int i = 0; i < n; i++) {
@@ -1206,8 +1166,7 @@ static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptds) {
     sim_nodes_graph_launched_locked(snap->works, snap->n, s, s->enqueued + 1);
     uint64_t seq = 0;
     rc = sim_enqueue_locked(s, &w, deps, nd, &seq);
-    if (rc)
-        sim_gsnap_free(snap);
+    if (rc) sim_gsnap_free(snap);
     else {
         e->last_s = s;
         e->last_seq = seq;
@@ -1295,14 +1254,8 @@ static CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult 
     for (int i = 0; r == CU_GRAPH_EXEC_UPDATE_SUCCESS && i < g->nnodes; i++) {
         sim_node *n = g->nodes[i];
         *errnode = (CUgraphNode)n;
-        if (n->type != e->types[i]) {
-            r = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
-            break;
-        }
-        if (n->ndeps != e->dstart[i + 1] - e->dstart[i]) {
-            r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-            break;
-        }
+        if (n->type != e->types[i]) { r = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED; break; }
+        if (n->ndeps != e->dstart[i + 1] - e->dstart[i]) { r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED; break; }
         for (int j = 0; j < n->ndeps; j++) {
             bool found = false;
             for (int k = e->dstart[i]; k < e->dstart[i + 1]; k++) found |= e->didx[k] == n->deps[j]->index;

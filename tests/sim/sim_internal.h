@@ -30,7 +30,10 @@
 #define SIM_MAX_DYN_SMEM_OPTIN 232448
 
 /* ---- handle registry (validates handles before they are dereferenced) ---- */
-enum sim_type { T_NONE = 0, T_CTX, T_STREAM, T_EVENT, T_MODULE, T_FUNC, T_LIBRARY, T_KERNEL, T_GRAPH, T_NODE, T_EXEC };
+enum sim_type {
+    T_NONE = 0, T_CTX, T_STREAM, T_EVENT, T_MODULE, T_FUNC, T_LIBRARY, T_KERNEL,
+    T_GRAPH, T_NODE, T_EXEC
+};
 void sim_reg_add(const void *p, int type);
 void sim_reg_del(const void *p);
 /* p if registered with `type`, else NULL */
@@ -52,18 +55,8 @@ typedef struct sim_gsnap sim_gsnap;
 
 /* ---- units of work: a stream op's payload or a graph node's ---- */
 enum work_kind {
-    W_NOP = 0,
-    W_KERNEL,
-    W_MEMCPY,
-    W_MEMSET,
-    W_HOST,
-    W_CALLBACK,
-    W_EVENT,
-    W_FREE,
-    W_GRAPH,
-    W_STOP,
-    W_MEMALLOC,
-    W_MEMFREE,
+    W_NOP = 0, W_KERNEL, W_MEMCPY, W_MEMSET, W_HOST, W_CALLBACK, W_EVENT, W_FREE,
+    W_GRAPH, W_STOP, W_MEMALLOC, W_MEMFREE,
     W_EVWAIT /* a graph's external wait node (sim_nodes.c) */
 };
 
@@ -72,8 +65,8 @@ typedef struct sim_kcall {
     simcuda_dims dims;
     unsigned char *argbuf; /* owned, laid out at the function's param offsets */
     size_t argsize;
-    void **kparams; /* owned: pointers into argbuf (for GetParams) */
-    bool prio_set;  /* CU_LAUNCH_ATTRIBUTE_PRIORITY given at launch */
+    void **kparams;        /* owned: pointers into argbuf (for GetParams) */
+    bool prio_set;         /* CU_LAUNCH_ATTRIBUTE_PRIORITY given at launch */
     int prio;
     /* CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW (bytes, 0: none) and
      * CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN the kernel runs with: the launch's
@@ -91,37 +84,13 @@ typedef struct sim_work {
     int kind;
     union {
         sim_kcall k;
-        struct {
-            void *dst;
-            const void *src;
-            size_t n;
-            void *staged;
-        } cpy;
-        struct {
-            unsigned char *dst;
-            unsigned value;
-            unsigned elsize;
-            size_t pitch, width, height;
-        } set;
-        struct {
-            CUhostFn fn;
-            void *ud;
-        } host;
-        struct {
-            CUstreamCallback fn;
-            void *ud;
-            CUstream handle;
-        } cb;
-        struct {
-            sim_event *ev;
-            uint64_t gen;
-        } ev;
-        struct {
-            void *p;
-        } fr;
-        struct {
-            sim_gsnap *snap;
-        } graph;
+        struct { void *dst; const void *src; size_t n; void *staged; } cpy;
+        struct { unsigned char *dst; unsigned value; unsigned elsize; size_t pitch, width, height; } set;
+        struct { CUhostFn fn; void *ud; } host;
+        struct { CUstreamCallback fn; void *ud; CUstream handle; } cb;
+        struct { sim_event *ev; uint64_t gen; } ev;
+        struct { void *p; } fr;
+        struct { sim_gsnap *snap; } graph;
     } u;
 } sim_work;
 
@@ -153,10 +122,7 @@ struct sim_ctx {
 /* ---- streams ---- */
 enum { SK_USER = 0, SK_LEGACY, SK_PERTHREAD };
 
-typedef struct sim_dep {
-    sim_stream *s;
-    uint64_t seq;
-} sim_dep;
+typedef struct sim_dep { sim_stream *s; uint64_t seq; } sim_dep;
 
 typedef struct sim_op {
     struct sim_op *next;
@@ -178,12 +144,12 @@ struct sim_stream {
      * later work submitted to the stream */
     CUlaunchAttributeValue attrs[SIM_STREAM_ATTR_IDS];
     unsigned long long id;
-    bool dead; /* destroyed by the user or thread exit */
+    bool dead;                      /* destroyed by the user or thread exit */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    sim_op *head, *tail;        /* queue (mu) */
-    uint64_t enqueued;          /* g_mu */
-    _Atomic uint64_t completed; /* written under mu */
+    sim_op *head, *tail;            /* queue (mu) */
+    uint64_t enqueued;              /* g_mu */
+    _Atomic uint64_t completed;     /* written under mu */
     pthread_t worker;
     uint64_t rng;
     /* capture state (g_mu) */
@@ -232,7 +198,7 @@ struct sim_event {
     pthread_mutex_t mu;
     bool recorded;
     uint64_t gen;
-    sim_stream *s; /* eager record: (s, seq) */
+    sim_stream *s;              /* eager record: (s, seq) */
     uint64_t seq;
     double time_ms;
     bool time_valid;
@@ -318,8 +284,9 @@ sim_func *sim_func_resolve(CUfunction f);
 bool sim_func_live(const sim_func *f);
 /* a primary-context reset unloads the context's modules (not libraries) */
 void sim_module_drop_ctx(sim_ctx *c);
-CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                         unsigned bz, unsigned smem, void **kernelParams, void **extra);
+CUresult sim_kcall_build(sim_kcall *k, sim_func *f, unsigned gx, unsigned gy, unsigned gz,
+                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                         void **kernelParams, void **extra);
 void sim_kcall_run(sim_kcall *k);
 
 /* ---- graphs (sim_graph.c) ---- */
@@ -379,7 +346,9 @@ extern atomic_ullong g_stat_apw_kernels, g_stat_apw_bytes, g_stat_domain_kernels
 
 /* ---- sticky errors ---- */
 /* the context's sticky error, or CUDA_SUCCESS */
-static inline CUresult sim_ctx_sticky(const sim_ctx *c) { return c ? (CUresult)atomic_load(&c->sticky) : CUDA_SUCCESS; }
+static inline CUresult sim_ctx_sticky(const sim_ctx *c) {
+    return c ? (CUresult)atomic_load(&c->sticky) : CUDA_SUCCESS;
+}
 /* the stream whose work this worker thread runs (NULL elsewhere) */
 extern __thread sim_stream *sim_t_running __attribute__((tls_model("initial-exec")));
 
@@ -398,15 +367,15 @@ void sim_multidev_procs(void (*add)(const char *name, int version, int per_threa
 /* One entry of cuGetProcAddress's table, through add(name, version, per_thread, fn): fn as the
  * driver's `name` of ABI version ver (SIM_PROC_T: its per-thread variant sfx, ptsz or ptds). The
  * cudaTypedefs.h PFN type checks fn's type. */
-#define SIM_PROC_E(add, name, ver, fn)  \
-    do {                                \
-        PFN_##name##_v##ver p_ = fn;    \
-        add(#name, ver, 0, (void *)p_); \
+#define SIM_PROC_E(add, name, ver, fn)    \
+    do {                                  \
+        PFN_##name##_v##ver p_ = fn;      \
+        add(#name, ver, 0, (void *)p_);   \
     } while (0)
-#define SIM_PROC_T(add, name, ver, sfx, fn)  \
-    do {                                     \
-        PFN_##name##_v##ver##_##sfx p_ = fn; \
-        add(#name, ver, 1, (void *)p_);      \
+#define SIM_PROC_T(add, name, ver, sfx, fn)       \
+    do {                                          \
+        PFN_##name##_v##ver##_##sfx p_ = fn;      \
+        add(#name, ver, 1, (void *)p_);           \
     } while (0)
 /* may a kernel of module context `fctx` (NULL: context-independent) run on
  * stream s while `cur` is current? CUDA_SUCCESS or the driver's error */
