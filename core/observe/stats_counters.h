@@ -79,9 +79,9 @@
     X(program_graph_launches,    "the program's own graph launches",                ENC_NO_WHOLE,              "graphs the program launched itself (cuGraphLaunch)") \
     X(launches_unrecorded,       "  launches passed through meanwhile",             ENC_WHOLE(launches_seen),  "launches passed through while their stream rested") \
     X(switched_off,              "switched off by the program",                     ENC_NO_WHOLE,              "times the program switched encore off (encoreSetActive(0))") \
-    X(launches_passive,          "  launches while switched off",                   ENC_WHOLE(launches_seen),  "launches made while it was switched off, by the program or the self-check (issued, counted)") \
-    X(self_checks,               "self-checks (steps timed active and passive)",    ENC_NO_WHOLE,              "checks ENCORE_SELF_CHECK ran (core/path/selfcheck.c)") \
-    X(self_checks_aside,         "  encore was slower: stepped aside",              ENC_NO_WHOLE,              "of those, checks where steps took longer with encore active: launches passed through until the next")
+    X(launches_passive,          "  launches while off (program, check)",           ENC_WHOLE(launches_seen),  "launches made while it was switched off, by the program or the self-check (issued, counted)") \
+    X(self_checks,               "self-checks (steps timed on and off)",            ENC_NO_WHOLE,              "checks ENCORE_SELF_CHECK ran (core/path/selfcheck.c)") \
+    X(self_checks_aside,         "  slower on: launches passed through",            ENC_NO_WHOLE,              "of those, checks where steps took longer with encore active: launches passed through until the next")
 #define ENC_TSTAT_HOST(X) /* then disabled; the table shows their averages (report_table.c deferred_row) */ \
     X(deferred_ns,               NULL,                                              ENC_NO_WHOLE,              "CPU time of recording and holding a held launch (sampled), without release_ns") \
     X(deferred_samples,          NULL,                                              ENC_NO_WHOLE,              "the held launches deferred_ns timed") \

@@ -55,7 +55,8 @@ TOP_LABELS = {"kernel launches seen": "launches_seen", "replayed through graphs"
               "streams left alone (MAX_GAP)": "streams_left_alone",
               "streams resting (nothing repeated)": "streams_rested",
               "launches passed through meanwhile": "launches_unrecorded",
-              "switched off by the program": "switched_off", "launches while switched off": "launches_passive"}
+              "switched off by the program": "switched_off", "launches while off (program, check)": "launches_passive",
+              "self-checks (steps timed on and off)": "self_checks", "slower on: launches passed through": "self_checks_aside"}
 WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "short"}
 
 
