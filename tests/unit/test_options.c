@@ -117,7 +117,7 @@ static const struct bad bads[] = {
     {"ENCORE_FLUSH_DEADLINE", "fast", "ENCORE_FLUSH_DEADLINE=fast is not a valid duration (1us..10s"},
     {"ENCORE_FLUSH_DEADLINE", "0", "ENCORE_FLUSH_DEADLINE=0 is out of range (1us..10s); using the default 200us"},
     {"ENCORE_FLUSH_DEADLINE", "11s", "ENCORE_FLUSH_DEADLINE=11s is out of range (1us..10s); using the default 200us"},
-    {"ENCORE_MAX_GAP", "0", "ENCORE_MAX_GAP=0 is out of range (1us..10s); using the default 30us"},
+    {"ENCORE_MAX_GAP", "0", "ENCORE_MAX_GAP=0 is out of range (1us..10s); using the default 100us"},
     {"ENCORE_HOLD_BUDGET", "11s", "ENCORE_HOLD_BUDGET=11s is out of range (0us..10s); using the default 30us"},
     {"ENCORE_REPORT", "please", "ENCORE_REPORT=please is not a valid boolean (1/0, on/off, true/false, yes/no); using the default 0"},
     {"ENCORE_LOG_LEVEL", "loud", "ENCORE_LOG_LEVEL=loud is not a valid log level (error, warn, info, debug, trace or 0..4); using the default warn"},
@@ -368,7 +368,7 @@ int main(int argc, char **argv)
         EXPECT_EQ_INT(enc_opt.max_gap, 9);
         EXPECT_EQ_INT(enc_opt.enabled, 1);
         enc_options_trial(0);
-        EXPECT_EQ_INT(enc_opt.max_gap, 30);
+        EXPECT_EQ_INT(enc_opt.max_gap, 100);
     }
 
     TEST("options: without ENCORE_TRIAL, a trial changes nothing") {
