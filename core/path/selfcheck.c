@@ -66,8 +66,9 @@ static int block_active(uint32_t b) {
     return (b / 4) % 2 == 0 ? (pos == 0 || pos == 3) : (pos == 1 || pos == 2);
 }
 
+/* The median of v[0..n), n >= 1 (a block's steps, a check's groups: insertion sort, in place). */
 static uint64_t median(uint64_t *v, uint32_t n) {
-    for (uint32_t i = 1; i < n; i++) /* n is SC_BLOCK: insertion sort */
+    for (uint32_t i = 1; i < n; i++)
         for (uint32_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
             uint64_t x = v[j];
             v[j] = v[j - 1];
@@ -77,27 +78,22 @@ static uint64_t median(uint64_t *v, uint32_t n) {
 }
 
 /* Group g's active / passive, times 1000. */
-static uint32_t group_ratio(const uint64_t *med, uint32_t g) {
+static uint64_t group_ratio(const uint64_t *med, uint32_t g) {
     uint64_t a = 0, p = 0;
     for (uint32_t k = 0; k < 4; k++) *(block_active(4 * g + k) ? &a : &p) += med[4 * g + k];
-    return p ? (uint32_t)(a * 1000 / p) : 1000;
+    return p ? a * 1000 / p : 1000;
 }
 
 int enc_selfcheck_verdict(const uint64_t *med, uint32_t groups, uint32_t *ratio_permille) {
-    uint32_t r[SC_BLOCKS / 4], above = 0, below = 0;
+    uint64_t r[SC_BLOCKS / 4];
+    uint32_t above = 0, below = 0;
     if (groups > SC_BLOCKS / 4) groups = SC_BLOCKS / 4;
     for (uint32_t g = 0; g < groups; g++) {
         r[g] = group_ratio(med, g);
         above += r[g] > 1000;
         below += r[g] <= SC_GAIN_PERMILLE;
     }
-    for (uint32_t i = 1; i < groups; i++) /* the middle: sort them */
-        for (uint32_t j = i; j > 0 && r[j - 1] > r[j]; j--) {
-            uint32_t x = r[j];
-            r[j] = r[j - 1];
-            r[j - 1] = x;
-        }
-    uint32_t mid = groups % 2 ? r[groups / 2] : (r[groups / 2 - 1] + r[groups / 2]) / 2;
+    uint32_t mid = (uint32_t)median(r, groups); /* the middle of the groups' ratios */
     if (ratio_permille) *ratio_permille = mid;
     if (below == groups) return ENC_CHECK_GAINS;
     if (groups == SC_BLOCKS / 4 && mid > SC_LOSE_PERMILLE && above >= 3) return ENC_CHECK_LOSES;

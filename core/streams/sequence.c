@@ -31,6 +31,16 @@ static void close_sequence(enc_stream_state *st) {
     __atomic_fetch_sub(&enc_n_open, 1, __ATOMIC_RELAXED);
 }
 
+/* The largest power of two not above n, at least `floor`: the pace's cap and the deadline's. */
+static uint32_t pow2_at_most(uint64_t n, uint32_t floor) {
+    uint32_t p = 1;
+    while ((uint64_t)p * 2 <= n && p < (1u << 30)) p *= 2;
+    return p < floor ? floor : p;
+}
+
+/* A cap as a length: 0 stands for ENCORE_MAX_SEQUENCE. */
+static uint32_t or_longest(uint32_t cap) { return cap ? cap : (uint32_t)enc_opt.max_sequence; }
+
 /* The longest sequence whose launches, at this pace, take no more host time
  * than ENCORE_HOLD_BUDGET: a power of two (so that a loop's cut points stay
  * put while the pace jitters), at least ENC_MIN_SEQ_CAP, at most
@@ -43,19 +53,15 @@ uint32_t enc_sequence_cap_for_pace(uint64_t gap_ns) {
     if (enc_opt.hold_budget == 0 || gap_ns == 0) return max;
     uint64_t fit = (uint64_t)enc_opt.hold_budget * 1000 / gap_ns;
     if (fit >= max) return max;
-    uint32_t cap = ENC_MIN_SEQ_CAP;
-    while ((uint64_t)cap * 2 <= fit) cap *= 2;
+    uint32_t cap = pow2_at_most(fit, ENC_MIN_SEQ_CAP);
     return cap < max ? cap : max;
 }
 
-uint32_t enc_sequence_cap(const enc_stream_state *st) {
-    return st->seq_cap ? st->seq_cap : (uint32_t)enc_opt.max_sequence;
-}
+uint32_t enc_sequence_cap(const enc_stream_state *st) { return or_longest(st->seq_cap); }
 
 /* seq_cap, the one the launch path reads: the shorter of the pace's and the deadline's. */
 static void set_cap(enc_stream_state *st) {
-    uint32_t pace = st->pace_cap ? st->pace_cap : (uint32_t)enc_opt.max_sequence;
-    st->seq_cap = st->deadline_cap && st->deadline_cap < pace ? st->deadline_cap : st->pace_cap;
+    st->seq_cap = st->deadline_cap && st->deadline_cap < or_longest(st->pace_cap) ? st->deadline_cap : st->pace_cap;
 }
 
 /* ENCORE_HOLD_RAMP (a trial, off by default). After a flush point (a
@@ -183,13 +189,6 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
     return lim < cap ? lim : cap;
 }
 
-/* The largest power of two not above n, at least ENCORE_MIN_SEQUENCE. */
-static uint32_t pow2_at_most(uint64_t n) {
-    uint32_t p = 1;
-    while ((uint64_t)p * 2 <= n && p < (1u << 30)) p *= 2;
-    return p < (uint32_t)enc_opt.min_sequence ? (uint32_t)enc_opt.min_sequence : p;
-}
-
 /* ENCORE_FLUSH_DEADLINE against a stream's sequences. The deadline issues a
  * hold that lasts longer (deadline.c), and a sequence cut there never
  * replays: with sequences of 8 launches (ENC_MIN_SEQ_CAP), a stream slower
@@ -209,12 +208,11 @@ static void note_deadline(enc_stream_state *st) {
         st->deadline_cuts = 0;
         if (st->deadline_cap && st->seq.n >= st->deadline_cap && (enc_now_ns() - st->seq.t0) * 4 <= room) {
             st->deadline_cap *= 2;
-            if (st->deadline_cap >= (st->pace_cap ? st->pace_cap : (uint32_t)enc_opt.max_sequence))
-                st->deadline_cap = 0; /* the deadline no longer cuts */
+            if (st->deadline_cap >= or_longest(st->pace_cap)) st->deadline_cap = 0; /* the deadline no longer cuts */
             set_cap(st);
         }
     } else if (st->deadline_cuts >= ENC_DEADLINE_CUTS) {
-        uint32_t cap = pow2_at_most((uint64_t)st->deadline_cut_len * 3 / 4);
+        uint32_t cap = pow2_at_most((uint64_t)st->deadline_cut_len * 3 / 4, (uint32_t)enc_opt.min_sequence);
         if (!st->deadline_cap || cap < st->deadline_cap) {
             st->deadline_cap = cap;
             set_cap(st);
@@ -234,8 +232,7 @@ static void note_deadline(enc_stream_state *st) {
  * held at the default length while the pace is known keeps the GPU waiting. */
 static void note_cap(enc_stream_state *st) {
     uint32_t want = enc_sequence_cap_for_pace(st->gap_ns);
-    uint32_t cur = st->pace_cap ? st->pace_cap : (uint32_t)enc_opt.max_sequence;
-    if (want == cur) {
+    if (want == or_longest(st->pace_cap)) {
         st->cap_votes = 0;
     } else if (++st->cap_votes >= (st->pace_cap ? ENC_CAP_VOTES : ENC_CAP_FIRST_VOTES)) {
         ENC_DEBUG("launches on a stream come %.1f us apart: sequences of at most %u launches (ENCORE_HOLD_BUDGET)",
