@@ -17,7 +17,7 @@
 #include "policy/options.h"
 
 unsigned char enc_entry_class[ENC_ENTRY_COUNT];
-uint16_t enc_entry_flags[ENC_ENTRY_COUNT];
+uint32_t enc_entry_flags[ENC_ENTRY_COUNT];
 
 int enc_interpose_ready;
 static pthread_once_t interpose_once = PTHREAD_ONCE_INIT;
@@ -25,7 +25,7 @@ static pthread_once_t interpose_once = PTHREAD_ONCE_INIT;
 static void interpose_init_once(void) {
     for (int i = 0; i < ENC_ENTRY_COUNT; i++) {
         unsigned char cls;
-        uint16_t flags;
+        uint32_t flags;
         enc_policy_lookup(enc_entry_names[i], &cls, &flags);
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
@@ -145,7 +145,7 @@ static __thread CUresult pending_result __attribute__((tls_model("initial-exec")
  * there, as CUDA calls return errors of earlier asynchronous work. Not calls
  * whose success the program must undo (a capture begun, a stream destroyed,
  * code unloaded): they have a flag. */
-static void take_pending(int cls, uint16_t flags, CUstream stream, int per_thread, int one_stream) {
+static void take_pending(int cls, uint32_t flags, CUstream stream, int per_thread, int one_stream) {
     if ((flags & ~ENC_F_ANY_EVENT) || (cls != ENC_CLASS_FLUSH_STREAM && cls != ENC_CLASS_FLUSH_ALL)) return;
     pending_result = enc_core_take_error(stream, per_thread, !(cls == ENC_CLASS_FLUSH_STREAM && one_stream));
 }
@@ -175,7 +175,7 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     }
     enc_tls_guard = ENC_GUARD_OWN;
     enc_stats_count_call(cls);
-    uint16_t flags = enc_entry_flags[entry];
+    uint32_t flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
     if (flags & ENC_F_UNLOAD) unload(entry);
     if ((flags & ENC_F_CONTEXT_GONE) && entry != ENC_E_cuCtxDestroy)
@@ -235,8 +235,9 @@ static CUresult post(int entry, CUstream stream, int per_thread, CUresult result
     if (__builtin_expect(result != CUDA_SUCCESS, 0) && (enc_entry_flags[entry] & ENC_F_INIT))
         enc_core_driver_init_failed(result);
     if (!enc_active) return result;
-    uint16_t flags = enc_entry_flags[entry];
+    uint32_t flags = enc_entry_flags[entry];
     if (flags & ENC_F_WAITS) enc_core_wait_end();
+    if (flags & ENC_F_POLLS) enc_core_polled();
     if (flags & ENC_F_CAPTURE_BEGIN) enc_core_capture_begin(stream, per_thread, result);
     if (flags & ENC_F_CAPTURE_END) enc_core_capture_end(stream, per_thread, result);
     if ((flags & ENC_F_STREAM_DESTROY) && stream != ENC_NO_STREAM && stream != ENC_MANY_STREAMS)

@@ -54,7 +54,7 @@ void *enc_resolve_export(int i);
 
 /* Per-entry class and flags, filled from policy/entry_class.c at start-up. */
 extern unsigned char enc_entry_class[];
-extern uint16_t enc_entry_flags[];
+extern uint32_t enc_entry_flags[];
 
 static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == ENC_CLASS_LAUNCH; }
 /* ENCORE=0: a launch wrapper counts the launch and calls the driver at once

@@ -78,7 +78,8 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuEventCreate", PASS, ENC_F_TRACK, "creates an event (its flags decide whether its records may be held)"},
     {"cuEventDestroy", PASS, ENC_F_EVENT | ENC_F_TRACK, "a held record of the event is issued first"},
     {"cuEventElapsedTime", PASS, ENC_F_EVENT, "timing events' records are never held"},
-    {"cuEventQuery", PASS, ENC_F_EVENT, "a held record of the event is issued first; later held work is after it"},
+    {"cuEventQuery", PASS, ENC_F_EVENT | ENC_F_POLLS,
+     "a held record of the event is issued first; later held work is after it"},
     {"cuEventRecord", STREAM, ENC_F_NODE,
      "held as an event-record node, or the event must cover the stream's earlier work"},
     {"cuEventRecordWithFlags", STREAM, ENC_F_NODE,
@@ -254,7 +255,7 @@ const enc_entry_policy enc_policy_table[] = {
     {"cuStreamGetId", PASS, 0, "query"},
     {"cuStreamGetPriority", PASS, 0, "query"},
     {"cuStreamIsCapturing", PASS, 0, "query"},
-    {"cuStreamQuery", STREAM, 0, "observes the stream's earlier work"},
+    {"cuStreamQuery", STREAM, ENC_F_POLLS, "observes the stream's earlier work"},
     {"cuStreamSetAttribute", STREAM, ENC_F_STREAM_ATTRS,
      "changes how the stream's later work runs; a graph keeps its nodes' window and sync domain, not the stream's"},
     {"cuStreamSynchronize", STREAM, ENC_F_WAITS, "observes the stream's earlier work"},
@@ -275,7 +276,7 @@ const enc_entry_policy enc_policy_table[] = {
 };
 const int enc_policy_count = (int)(sizeof enc_policy_table / sizeof enc_policy_table[0]);
 
-int enc_policy_lookup(const char *name, unsigned char *cls, uint16_t *flags) {
+int enc_policy_lookup(const char *name, unsigned char *cls, uint32_t *flags) {
     int lo = 0, hi = enc_policy_count - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2, c = strcmp(enc_policy_table[mid].name, name);

@@ -28,14 +28,16 @@ enum enc_entry_flag {
                                    not hold, weighed in the stream's window (core/streams/rest.c) */
     ENC_F_CURRENT_CTX = 16384,  /* changes the calling thread's current context: encore's remembered one is
                                    forgotten (core/path/context.c); always wrapped, so that encore sees it */
-    ENC_F_WAITS = 32768         /* may block the host until the GPU gets there (a synchronize, a copy to the
+    ENC_F_WAITS = 32768,        /* may block the host until the GPU gets there (a synchronize, a copy to the
                                    host): the call is timed (the report's sync_wait_ns: the GPU was behind) */
+    ENC_F_POLLS = 65536         /* asks whether the GPU got there without waiting (a query): a thread that never
+                                   waits and polls instead has its steps end there (ENCORE_SELF_CHECK) */
 };
 
 typedef struct enc_entry_policy {
     const char *name; /* base name, as asked of cuGetProcAddress (no _v2/_ptsz suffix) */
     unsigned char cls;
-    uint16_t flags;
+    uint32_t flags;
     const char *why; /* one line: why this class is safe */
 } enc_entry_policy;
 
@@ -44,6 +46,6 @@ extern const int enc_policy_count;
 
 /* Class and flags of an entry point. Unlisted names are ENC_CLASS_FLUSH_ALL:
  * default-deny. Returns 1 if the name is listed. */
-int enc_policy_lookup(const char *name, unsigned char *cls, uint16_t *flags);
+int enc_policy_lookup(const char *name, unsigned char *cls, uint32_t *flags);
 
 #endif

@@ -122,6 +122,8 @@ void enc_core_wide_call_end(void);
  * report (sync_wait_ns, sync_waits). */
 void enc_core_wait_begin(void);
 void enc_core_wait_end(void);
+/* A query of the GPU's progress (ENC_F_POLLS): a thread that polls instead of waiting ends its steps there. */
+void enc_core_polled(void);
 
 /* Lifecycle events. */
 /* Before the program's cuStreamBeginCapture: encore stops making driver

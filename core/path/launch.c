@@ -533,6 +533,16 @@ static __thread uint64_t wait_t0 __attribute__((tls_model("initial-exec"))); /* 
 
 void enc_core_wait_begin(void) { wait_t0 = enc_now_ns(); }
 
+/* The thread's own launches at its last wait, plus 1 (0: it never waited). */
+static __thread uint64_t launches_at_wait __attribute__((tls_model("initial-exec")));
+/* 1: the episode is a poll's (enc_core_polled), not a wait's: nothing for the ramp. */
+static __thread int episode_polled __attribute__((tls_model("initial-exec")));
+
+static uint64_t own_launches(void) {
+    enc_tstats *t = enc_tstats_get();
+    return t ? __atomic_load_n(&t->calls[ENC_CLASS_LAUNCH], __ATOMIC_RELAXED) : 0;
+}
+
 void enc_core_wait_end(void) {
     if (!wait_t0) return;
     uint64_t ns = enc_now_ns() - wait_t0;
@@ -541,12 +551,27 @@ void enc_core_wait_end(void) {
     ENC_TSTAT_ADD(sync_wait_ns, ns);
     ENC_TSTAT_ADD(sync_waits, 1);
     wait_episode_ns += ns ? ns : 1;
+    launches_at_wait = own_launches() + 1;
 }
 
-/* The thread launches again after waiting: a step ends (the self-check), and the ramp
- * counts the wait, unless encore is switched off (a benchmark's passive block). */
+/* A query of the GPU's progress (cuEventQuery, cuStreamQuery), whatever its answer. A thread
+ * that has not waited in its last ENC_POLL_STEPS_AFTER launches (it polls instead: it waits for
+ * nothing, or spins on a query) has its steps end at its next launch, as a wait would end them:
+ * the program makes its queries at the same points of its steps whether encore is active or
+ * passing through, where their answers may differ. A thread that waits keeps its waits' steps. */
+#define ENC_POLL_STEPS_AFTER 4096u
+void enc_core_polled(void) {
+    uint64_t n = own_launches();
+    if (launches_at_wait && n + 1 - launches_at_wait < ENC_POLL_STEPS_AFTER) return;
+    if (!wait_episode_ns) episode_polled = 1;
+    wait_episode_ns |= 1;
+}
+
+/* The thread launches again after waiting (or polling): a step ends (the self-check), and the
+ * ramp counts the wait, unless encore is switched off (a benchmark's passive block). */
 static void wait_episode_end(void) {
-    if (!__atomic_load_n(&enc_paused, __ATOMIC_RELAXED)) enc_sequence_note_wait(wait_episode_ns);
+    if (!episode_polled && !__atomic_load_n(&enc_paused, __ATOMIC_RELAXED)) enc_sequence_note_wait(wait_episode_ns);
     wait_episode_ns = 0;
+    episode_polled = 0;
     enc_selfcheck_step();
 }

@@ -11,7 +11,9 @@
  *
  * So in a program that synchronizes with the GPU every step (the host waits
  * in cuStreamSynchronize, a copy back, ...), encore times the steps of the
- * thread that waits, from one launch after a wait to the next: once graphs
+ * thread that waits, from one launch after a wait to the next (a thread
+ * that polls with cuEventQuery or cuStreamQuery instead, from one launch
+ * after a query to the next: launch.c, enc_core_polled): once graphs
  * replay on that thread, and then every 256, 512, ... up to 16384 steps, a
  * check runs four groups of four blocks, A P P A then P A A P (A: encore
  * active, P: passing launches through, as the program's own switch does),

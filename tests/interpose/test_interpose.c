@@ -23,7 +23,7 @@ static const char *pfn_of(const char *base, int version, int per_thread) {
 
 static int class_of(const char *name) {
     unsigned char cls;
-    uint16_t flags;
+    uint32_t flags;
     enc_policy_lookup(name, &cls, &flags);
     return cls;
 }
@@ -89,7 +89,7 @@ int main(void) {
         if (class_of(hot_queries[i]) != ENC_CLASS_PASS) all_pass = 0;
     CHECK("the queries PyTorch calls per step pass straight through", all_pass);
     unsigned char cls;
-    uint16_t flags;
+    uint32_t flags;
     enc_policy_lookup("cuStreamBeginCapture", &cls, &flags);
     CHECK("cuStreamBeginCapture marks the start of the program's own capture", flags & ENC_F_CAPTURE_BEGIN);
     enc_policy_lookup("cuModuleUnload", &cls, &flags);
