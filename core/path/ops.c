@@ -152,6 +152,17 @@ static int take(enc_stream_state *st, const enc_op *op) {
 }
 
 int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
+    /* Switched off (the program's switch, a self-check's passive block, a check that stepped
+     * aside): the op passes through as a launch does then (switch.c), after what is still
+     * held, and is neither recorded nor held. Recording and holding it, as before 2026-11-27,
+     * cost the passive blocks a hold and a flush at each memset, copy and event op: the
+     * benchmarks' passive baseline ran slower than eager, and a check that stepped aside still
+     * held the program's ops. */
+    if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0)) {
+        if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) || __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED))
+            enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+        return 0;
+    }
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
     if (enc_op_is_event(op->kind)) order_event(op, st);
     if (!st || !holdable(op, st)) return 0;

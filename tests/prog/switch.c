@@ -4,7 +4,7 @@
  * (tests/bench/encore_switch.h). Without encore the look-up fails and the
  * switch does nothing; the output is the same either way.
  *
- *   prog_switch [blocks (default 6)] [iterations per block (default 20)] [trial]
+ *   prog_switch [blocks (default 6)] [iterations per block (default 20)] [trial|ops]
  *
  * Each iteration: add(y, x) stamp(y) axpy(x, y, 3) mix(x, 7), then x is
  * copied back (a flush point). Blocks 0, 2, 4, ... are active, 1, 3, ...
@@ -15,7 +15,10 @@
  * launches made while encore was on and off) for the checks. With "trial",
  * blocks 1, 3, ... are trial blocks instead of passive ones: active with
  * ENCORE_TRIAL's settings (encoreSetActive(2), block letter T); their
- * launches are counted as passive_launches. */
+ * launches are counted as passive_launches. With "ops", each iteration begins
+ * with a memset of y (y = 2 before the add): a stream operation the engine
+ * records and holds like a launch while encore is active, and must pass
+ * through, unrecorded, while it is not. */
 #include "prog.h"
 #include "../bench/encore_switch.h"
 
@@ -29,7 +32,8 @@ int main(int argc, char **argv) {
     int blocks = argc > 1 ? atoi(argv[1]) : 6;
     int per_block = argc > 2 ? atoi(argv[2]) : 20;
     int trial = argc > 3 && strcmp(argv[3], "trial") == 0;
-    if (blocks < 1 || per_block < 1) prog_die("usage: prog_switch [blocks] [iterations per block] [trial]");
+    int ops = argc > 3 && strcmp(argv[3], "ops") == 0;
+    if (blocks < 1 || per_block < 1) prog_die("usage: prog_switch [blocks] [iterations per block] [trial|ops]");
     prog_init();
     encore_switch_fn sw = encore_switch_find();
     prog_kernels k;
@@ -39,6 +43,7 @@ int main(int argc, char **argv) {
     int active = 1;
     for (int b = 0; b < blocks; b++) {
         for (int it = 0; it < per_block; it++) {
+            if (ops) CK(drv.cuMemsetD32Async(y, 2, N, s));
             k_add(&k, s, y, x, N);
             k_stamp(&k, s, y, N);
             if (it == 0 && b > 0) { /* the block's state starts here, between held launches */
