@@ -7,6 +7,9 @@
  *              records its own event; a step ends with a synchronisation.
  *              A graph of one kernel between event operations (or of event
  *              operations alone) saves nothing: none may be launched.
+ *   opbyop-events  the same, with a third stream that only follows: after
+ *              each op it waits for the op's event and records one of its
+ *              own (event operations alone, no kernel): it must rest too.
  *   pairs      every step works on new buffers (as a caching allocator that
  *              hands out new tensors), and each step's body comes twice in a
  *              row: with ENCORE_PATCH=0 each body is captured after its
@@ -66,10 +69,12 @@
 
 static prog_kernels k;
 
-static void opbyop(int steps) {
+static void opbyop(int steps, int follower) {
     CUstream s[2] = {prog_stream(CU_STREAM_NON_BLOCKING), prog_stream(CU_STREAM_NON_BLOCKING)};
-    CUevent ev[OPS];
+    CUstream f = follower ? prog_stream(CU_STREAM_NON_BLOCKING) : NULL;
+    CUevent ev[OPS], fev;
     for (int i = 0; i < OPS; i++) CK(drv.cuEventCreate(&ev[i], CU_EVENT_DISABLE_TIMING));
+    CK(drv.cuEventCreate(&fev, CU_EVENT_DISABLE_TIMING));
     CUdeviceptr x, y, r;
     prog_hot_buffers(&k, s[0], N, &x, &y, &r);
     CK(drv.cuEventRecord(ev[OPS - 1], s[0]));
@@ -84,12 +89,17 @@ static void opbyop(int steps) {
             else
                 k_stamp(&k, st, y, N);
             CK(drv.cuEventRecord(ev[i], st));
+            if (f) {
+                CK(drv.cuStreamWaitEvent(f, ev[i], 0));
+                CK(drv.cuEventRecord(fev, f));
+            }
         }
         CK(drv.cuStreamWaitEvent(s[0], ev[OPS - 1], 0));
         k_reduce(&k, s[0], r, y, N);
         prog_print_reduce(s[0], r, "step", it);
     }
     CK(drv.cuStreamSynchronize(s[1]));
+    if (f) CK(drv.cuStreamSynchronize(f));
     prog_finish(s[0], x, y, N);
 }
 
@@ -262,8 +272,8 @@ int main(int argc, char **argv) {
     int steps = argc > 2 ? atoi(argv[2]) : 40;
     prog_init();
     prog_kernels_load(&k, 0);
-    if (!strcmp(mode, "opbyop"))
-        opbyop(steps);
+    if (!strcmp(mode, "opbyop") || !strcmp(mode, "opbyop-events"))
+        opbyop(steps, !strcmp(mode, "opbyop-events"));
     else if (!strcmp(mode, "pairs"))
         pairs(steps);
     else if (!strcmp(mode, "twice"))
