@@ -5,7 +5,8 @@
  * eager launch costs a few microseconds. Where nothing repeats, that is a
  * cost with nothing to show for it (measured on an H100: 7% on a loop of
  * small kernels whose kernel and grid never repeat; docs/bench). So each
- * stream's launches are judged in windows:
+ * stream's launches are judged in windows (its memsets, copies and event
+ * operations count as launches, in windows and rests: core/path/ops.c):
  *
  *   - a window pays when a hold in it ended in a replay; it is still
  *     learning when at least one in eight of its sequences (or their
