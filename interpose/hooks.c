@@ -142,11 +142,10 @@ static __thread CUresult pending_result __attribute__((tls_model("initial-exec")
 
 /* A call that observes one stream (a flush point on it) or any (a
  * flush-everything call) returns an error a held launch got when released
- * there, as CUDA calls return errors of earlier asynchronous work. Not calls
- * whose success the program must undo (a capture begun, a stream destroyed,
- * code unloaded): they have a flag. */
+ * there, as CUDA calls return errors of earlier asynchronous work; not calls
+ * whose success the program acts on (enc_policy_reports_pending). */
 static void take_pending(int cls, uint32_t flags, CUstream stream, int per_thread, int one_stream) {
-    if ((flags & ~ENC_F_ANY_EVENT) || (cls != ENC_CLASS_FLUSH_STREAM && cls != ENC_CLASS_FLUSH_ALL)) return;
+    if (!enc_policy_reports_pending((unsigned char)cls, flags)) return;
     pending_result = enc_core_take_error(stream, per_thread, !(cls == ENC_CLASS_FLUSH_STREAM && one_stream));
 }
 

@@ -294,3 +294,8 @@ int enc_policy_lookup(const char *name, unsigned char *cls, uint32_t *flags) {
     *flags = 0;
     return 0;
 }
+
+int enc_policy_reports_pending(unsigned char cls, uint32_t flags) {
+    return (cls == ENC_CLASS_FLUSH_STREAM || cls == ENC_CLASS_FLUSH_ALL) &&
+           !(flags & ~(uint32_t)(ENC_F_ANY_EVENT | ENC_F_WAITS | ENC_F_POLLS));
+}

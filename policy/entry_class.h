@@ -48,4 +48,12 @@ extern const int enc_policy_count;
  * default-deny. Returns 1 if the name is listed. */
 int enc_policy_lookup(const char *name, unsigned char *cls, uint32_t *flags);
 
+/* Does a call of this class and flags return the error a held launch got when it was issued
+ * late (the first call to observe its stream, or any stream, after: as CUDA calls return
+ * errors of earlier asynchronous work)? Calls that observe (a synchronize, a query, a copy to
+ * the host: flags ENC_F_WAITS, ENC_F_POLLS, ENC_F_ANY_EVENT or none) do; a call whose own
+ * success the program acts on (a capture begun, a stream destroyed, code unloaded, memory
+ * freed: any other flag) does not. */
+int enc_policy_reports_pending(unsigned char cls, uint32_t flags);
+
 #endif
