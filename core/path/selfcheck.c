@@ -13,8 +13,10 @@
  * in cuStreamSynchronize, a copy back, ...), encore times the steps of the
  * thread that waits, from one launch after a wait to the next (a thread
  * that polls with cuEventQuery or cuStreamQuery instead, from one launch
- * after a query to the next: launch.c, enc_core_polled): once graphs
- * replay on that thread, and then every 256, 512, ... up to 16384 steps, a
+ * after a query to the next: launch.c, enc_core_polled): once graphs have
+ * replayed on that thread for SC_FIRST steps and ENCORE_SELF_CHECK_AFTER
+ * (1 s: a demo of 100 steps, checked after 64, had a third of its
+ * remaining steps passed through), and then every 256, 512, ... up to 16384 steps, a
  * check runs four groups of four blocks, A P P A then P A A P (A: encore
  * active, P: passing launches through, as the program's own switch does),
  * each block one untimed step at the switch and SC_BLOCK timed ones. Per
@@ -56,6 +58,7 @@ static struct {
     uint32_t count, period; /* steps since the last check; between checks */
     uint32_t block, in_block;
     uint64_t last;        /* the last step boundary, ns */
+    uint64_t replaying;   /* the first step at which graphs had replayed on the thread, ns */
     uint64_t t[SC_BLOCK]; /* the block's step times */
     uint64_t med[SC_BLOCKS];
 } sc;
@@ -163,7 +166,10 @@ void enc_selfcheck_step(void) {
             enc_tstats *t = enc_tstats_get();
             if (!t || !t->graph_launches) return;
         }
+        if (!sc.replaying) sc.replaying = now;
         if (++sc.count < (sc.period ? sc.period : SC_FIRST)) return;
+        if (!sc.period && now - sc.replaying < (uint64_t)enc_opt.self_check_after * 1000u)
+            return; /* the first check: not in a short run (ENCORE_SELF_CHECK_AFTER) */
         sc.checking = 1;
         sc.block = 0;
         begin_block();
