@@ -56,12 +56,19 @@
  *              saves two: it is worth capturing (copies count as work, event
  *              operations do not).
  *
+ *   pause      a step of 12 kernels whose host pauses for 500 us after the
+ *              sixth (a token's stopping check in HF generate), then reads
+ *              the result back. A graph of all 12 never replays: held, its
+ *              first six are issued by the flush deadline during the pause
+ *              (ENCORE_PAUSE_CUT ends learnt sequences there).
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 256u
 #define OPS 8
@@ -267,6 +274,24 @@ static void copies(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void pause_mid_step(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int it = 0; it < steps; it++) {
+        for (uint32_t j = 0; j < 12; j++) {
+            if (j == 6) usleep(500);
+            if (j % 3 == 0)
+                k_add(&k, s, y, x, N);
+            else
+                k_mix(&k, s, x, j, N);
+        }
+        k_reduce(&k, s, r, y, N);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -286,6 +311,8 @@ int main(int argc, char **argv) {
         unsteady(steps);
     else if (!strcmp(mode, "copies"))
         copies(steps);
+    else if (!strcmp(mode, "pause"))
+        pause_mid_step(steps);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
