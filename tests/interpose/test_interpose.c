@@ -10,15 +10,10 @@
 #include "policy/options.h"
 
 static int passed, failed;
-#define CHECK(name, cond)                                          \
-    do {                                                           \
-        if (cond) {                                                \
-            passed++;                                              \
-            printf("ok   %s\n", name);                             \
-        } else {                                                   \
-            failed++;                                              \
-            printf("FAIL %s (%s:%d)\n", name, __FILE__, __LINE__); \
-        }                                                          \
+#define CHECK(name, cond)                                               \
+    do {                                                                \
+        if (cond) { passed++; printf("ok   %s\n", name); }              \
+        else { failed++; printf("FAIL %s (%s:%d)\n", name, __FILE__, __LINE__); } \
     } while (0)
 
 static const char *pfn_of(const char *base, int version, int per_thread) {
@@ -62,8 +57,9 @@ int main(void) {
     CHECK("export table is sorted (binary search finds the first and last)",
           enc_find_export(enc_exports[0].name) == 0 &&
               enc_find_export(enc_exports[ENC_EXPORT_COUNT - 1].name) == ENC_EXPORT_COUNT - 1);
-    CHECK("_ptsz exports are marked per-thread", enc_exports[enc_find_export("cuLaunchKernel_ptsz")].per_thread == 1 &&
-                                                     enc_exports[enc_find_export("cuLaunchKernel")].per_thread == 0);
+    CHECK("_ptsz exports are marked per-thread",
+          enc_exports[enc_find_export("cuLaunchKernel_ptsz")].per_thread == 1 &&
+              enc_exports[enc_find_export("cuLaunchKernel")].per_thread == 0);
 
     int sorted = 1, known = 1;
     for (int i = 1; i < enc_policy_count; i++)
@@ -85,8 +81,8 @@ int main(void) {
     CHECK("blocking cuMemcpyDtoH flushes everything", class_of("cuMemcpyDtoH") == ENC_CLASS_FLUSH_ALL);
     CHECK("cuMemFree flushes everything", class_of("cuMemFree") == ENC_CLASS_FLUSH_ALL);
     CHECK("cuFuncSetAttribute flushes everything", class_of("cuFuncSetAttribute") == ENC_CLASS_FLUSH_ALL);
-    const char *hot_queries[] = {"cuCtxGetCurrent",       "cuCtxGetDevice",   "cuDevicePrimaryCtxGetState",
-                                 "cuStreamIsCapturing",   "cuKernelGetName",  "cuFuncGetAttribute",
+    const char *hot_queries[] = {"cuCtxGetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState",
+                                 "cuStreamIsCapturing", "cuKernelGetName", "cuFuncGetAttribute",
                                  "cuPointerGetAttribute", "cuGetErrorString", "cuGetProcAddress"};
     int all_pass = 1;
     for (unsigned i = 0; i < sizeof hot_queries / sizeof hot_queries[0]; i++)
@@ -101,11 +97,10 @@ int main(void) {
     /* An error a held launch got when it was issued late is returned by the next call that
      * observes its stream: the synchronizing calls and the queries too (their flags, ENC_F_WAITS
      * and ENC_F_POLLS, once kept them from it), never a call whose own success the program acts on. */
-    static const char *const reports[] = {"cuStreamSynchronize", "cuCtxSynchronize", "cuStreamQuery",
-                                          "cuMemcpyDtoH",        "cuMemcpy",         "cuStreamWaitValue32",
-                                          "cuLaunchHostFunc"};
+    static const char *const reports[] = {"cuStreamSynchronize", "cuCtxSynchronize", "cuStreamQuery", "cuMemcpyDtoH",
+                                          "cuMemcpy", "cuStreamWaitValue32", "cuLaunchHostFunc"};
     static const char *const keeps[] = {"cuStreamBeginCapture", "cuStreamEndCapture", "cuStreamDestroy",
-                                        "cuModuleUnload",       "cuCtxDestroy",       "cuGraphLaunch"};
+                                        "cuModuleUnload", "cuCtxDestroy", "cuGraphLaunch"};
     char what[128];
     for (unsigned i = 0; i < sizeof reports / sizeof reports[0]; i++) {
         enc_policy_lookup(reports[i], &cls, &flags);
@@ -125,11 +120,9 @@ int main(void) {
     for (int i = 0; i < ENC_ENTRY_COUNT; i++)
         if (enc_entry_class[i] != ENC_CLASS_PASS && enc_hand_out_real(i)) wrapped = 0;
     CHECK("launches and every entry point that flushes are always handed out wrapped", wrapped);
-    CHECK("an entry point with a capture flag is handed out wrapped",
-          !enc_hand_out_real(entry_of("cuStreamBeginCapture")));
+    CHECK("an entry point with a capture flag is handed out wrapped", !enc_hand_out_real(entry_of("cuStreamBeginCapture")));
     enc_opt.wrap_pass = 1;
-    CHECK("ENCORE_WRAP_PASS=1 hands out wrappers for pure queries too",
-          !enc_hand_out_real(entry_of("cuCtxGetCurrent")));
+    CHECK("ENCORE_WRAP_PASS=1 hands out wrappers for pure queries too", !enc_hand_out_real(entry_of("cuCtxGetCurrent")));
     enc_opt.wrap_pass = 0;
 
     printf("%d passed, %d failed\n", passed, failed);
