@@ -165,8 +165,7 @@ int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
      * benchmarks' passive baseline ran slower than eager, and a check that stepped aside still
      * held the program's ops. */
     if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0)) {
-        if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) || __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED))
-            enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+        enc_core_issue_held_while_off();
         return 0;
     }
     enc_stream_state *st = enc_stream_for(stream, per_thread, 1);

@@ -84,9 +84,13 @@ void enc_core_pause_for_check(int pause) {
     enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* what is held goes first, as the program's switch does */
 }
 
-CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *)) {
+void enc_core_issue_held_while_off(void) {
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) || __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED))
         ENC_GUARDED enc_core_flush_all(ENC_FLUSH_ALL_CALL);
+}
+
+CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *)) {
+    enc_core_issue_held_while_off();
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
