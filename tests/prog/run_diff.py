@@ -168,8 +168,9 @@ class Runner:
         # The simulated driver's launches cost far more host time than a real
         # one's, so under load a stream could look "sparse" (ENCORE_MAX_GAP)
         # and never be held: tests of that rule set it themselves. Nor are its
-        # steps timed as a GPU's would be (ENCORE_SELF_CHECK: its tests set it).
-        self.encore_extra = {"ENCORE_MAX_GAP": "10s", "ENCORE_SELF_CHECK": "0"}
+        # steps timed as a GPU's would be (ENCORE_SELF_CHECK: its tests set it,
+        # and check from the first 64 steps on, not after a second of replays).
+        self.encore_extra = {"ENCORE_MAX_GAP": "10s", "ENCORE_SELF_CHECK": "0", "ENCORE_SELF_CHECK_AFTER": "0"}
         for kv in args.encore_env:
             k, v = parse_kv(kv, "--encore-env")
             self.encore_extra[k] = v
