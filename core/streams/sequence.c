@@ -198,20 +198,26 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
  * So once ENC_DEADLINE_CUTS holds in a row were cut (no replay between),
  * the stream's sequences are held to three quarters of what the last cut
  * one held (a power of two, at least ENCORE_MIN_SEQUENCE), and doubled
- * again once a full sequence replayed in a quarter of the deadline's share
- * (twice as many launches then take about twice as long). Holds that are
- * cut only now and then (a stall of the host) move nothing. */
+ * again once a full sequence took a quarter of the deadline's share if it
+ * replayed (twice as many launches then take about twice as long), half of it
+ * if it did not: its launches were issued one by one, each slower than a held
+ * one, so twice as many held would take less. Without the second, a stall of a
+ * few steps (a warm-up's, a garbage collection's) kept the shorter cap until
+ * graphs of its length were captured and replayed, and those never replayed
+ * again once it doubled back (on the H200, 6 of the UNet step's 41 graphs,
+ * 10 of ResNet-18's 147, 2026-11-27). Holds that are cut only now and then
+ * move nothing. */
 #define ENC_DEADLINE_CUTS 2u
 static void note_deadline(enc_stream_state *st) {
     uint64_t room = (uint64_t)enc_opt.flush_deadline * 1000 * 3 / 4; /* the sequence's share of the deadline */
-    if (st->seq.fully_replayed) {
-        st->deadline_cuts = 0;
-        if (st->deadline_cap && st->seq.n >= st->deadline_cap && (enc_now_ns() - st->seq.t0) * 4 <= room) {
-            st->deadline_cap *= 2;
-            if (st->deadline_cap >= or_longest(st->pace_cap)) st->deadline_cap = 0; /* the deadline no longer cuts */
-            set_cap(st);
-        }
-    } else if (st->deadline_cuts >= ENC_DEADLINE_CUTS) {
+    int full = st->deadline_cap && st->seq.n >= st->deadline_cap;
+    uint64_t took = full ? (enc_now_ns() - st->seq.t0) * (st->seq.fully_replayed ? 4 : 2) : UINT64_MAX;
+    if (st->seq.fully_replayed) st->deadline_cuts = 0;
+    if (took <= room) {
+        st->deadline_cap *= 2;
+        if (st->deadline_cap >= or_longest(st->pace_cap)) st->deadline_cap = 0; /* the deadline no longer cuts */
+        set_cap(st);
+    } else if (!st->seq.fully_replayed && st->deadline_cuts >= ENC_DEADLINE_CUTS) {
         uint32_t cap = pow2_at_most((uint64_t)st->deadline_cut_len * 3 / 4, (uint32_t)enc_opt.min_sequence);
         if (!st->deadline_cap || cap < st->deadline_cap) {
             st->deadline_cap = cap;

@@ -62,6 +62,14 @@
  *              first six are issued by the flush deadline during the pause
  *              (ENCORE_PAUSE_CUT ends learnt sequences there).
  *
+ *   stall      a step of 32 kernels, then the result read back; in steps 12
+ *              and 13 the host stalls for 20 ms after the 16th (a garbage
+ *              collection, a warm-up's slow step): both holds are cut by the
+ *              flush deadline, so the stream's sequences are held to 8
+ *              launches. Once the host is quick again, the stream must go
+ *              back to its step-long graph before it captures graphs of 8
+ *              launches that would never replay after it did.
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
@@ -292,6 +300,24 @@ static void pause_mid_step(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void stall(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int it = 0; it < steps; it++) {
+        for (uint32_t j = 0; j < 32; j++) {
+            if (j == 16 && (it == 12 || it == 13)) usleep(20000);
+            if (j % 4 == 0)
+                k_add(&k, s, y, x, N);
+            else
+                k_mix(&k, s, x, j, N);
+        }
+        k_reduce(&k, s, r, y, N);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -313,6 +339,8 @@ int main(int argc, char **argv) {
         copies(steps);
     else if (!strcmp(mode, "pause"))
         pause_mid_step(steps);
+    else if (!strcmp(mode, "stall"))
+        stall(steps);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
