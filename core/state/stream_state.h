@@ -100,8 +100,6 @@ typedef struct enc_stream_state {
      * (0: none): a sequence the deadline cuts never replays. */
     uint8_t deadline_cuts;
     uint32_t deadline_cut_len, deadline_cap;
-    /* ENCORE_PAUSE_CUT: when the stream's last launch or op was recorded while nothing was held */
-    uint64_t last_rec_ns;
     uint8_t ramp; /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
                           point with nothing open sets it to 0 without the lock) */
     /* ENCORE_TAIL_CUT: launches recorded since the last flush point, how many came between the two flush

@@ -323,20 +323,6 @@ void enc_sequence_discard(enc_stream_state *st) {
     if (st->open) close_sequence(st);
 }
 
-/* A graph across a host pause longer than the flush deadline never replays: held, its
- * launches before the pause are issued by the deadline (deadline.c), one by one. On the H200,
- * HF generate's holds were cut so about once a token (1,983 a process, 431 ms of launches held
- * in vain: call 42, 2026-11-27), probably graphs learnt across the token's stopping check. So a
- * sequence being learnt ends at such a pause, as at a length cut (the anchor stays). Held
- * sequences are left to the deadline; a launch after one the deadline issued measures its
- * pause from the last launch recorded before the hold, which the deadline's cut includes. */
-void enc_sequence_pause_cut(enc_stream_state *st) {
-    uint64_t now = enc_now_ns(), last = st->last_rec_ns;
-    st->last_rec_ns = now;
-    if (!st->open || !st->seq.n || !last) return;
-    if (now - last > (uint64_t)enc_opt.flush_deadline * 1000u) enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
-}
-
 /* The pending launch is the anchor coming again: the sequence ends before
  * it, and it begins the next one. */
 static void cut_before_anchor(enc_stream_state *st) {

@@ -79,16 +79,11 @@ void enc_sequence_open(enc_stream_state *st);
  * recorded launch after a flush point anchors; one half a longest sequence or more past the anchor
  * that is the anchor again ends the sequence before it (since_anchor already counts it). */
 int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc);
-/* ENCORE_PAUSE_CUT (trial): before a launch or op is recorded while nothing is held, a
- * sequence being learnt ends where the host paused longer than ENCORE_FLUSH_DEADLINE since
- * the stream's last one recorded so (a held launch reads no clock). */
-void enc_sequence_pause_cut(enc_stream_state *st);
 /* Open the sequence if needed and record l as its pending launch; when l is
  * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
  * 0 if not (the sequence is poisoned). Inline: the usual launch, recorded and
  * too close to the anchor to be it again, only counts. */
 static inline int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
-    if (__builtin_expect(enc_opt.pause_cut != 0, 0) && !st->held) enc_sequence_pause_cut(st);
     if (!st->open) enc_sequence_open(st);
     int rc = enc_record_launch(&st->seq, l, L);
     if (__builtin_expect(rc == 0 && st->anchor_set, 1) && ++st->since_anchor < (uint32_t)enc_opt.max_sequence / 2)

@@ -56,12 +56,6 @@
  *              saves two: it is worth capturing (copies count as work, event
  *              operations do not).
  *
- *   pause      a step of 12 kernels whose host pauses for 500 us after the
- *              sixth (a token's stopping check in HF generate), then reads
- *              the result back. A graph of all 12 never replays: held, its
- *              first six are issued by the flush deadline during the pause
- *              (ENCORE_PAUSE_CUT ends learnt sequences there).
- *
  *   stall      a step of 32 kernels, then the result read back; in steps 12
  *              and 13 the host stalls for 20 ms after the 16th (a garbage
  *              collection, a warm-up's slow step): both holds are cut by the
@@ -282,24 +276,6 @@ static void copies(int steps) {
     prog_finish(s, x, y, N);
 }
 
-static void pause_mid_step(int steps) {
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
-    for (int it = 0; it < steps; it++) {
-        for (uint32_t j = 0; j < 12; j++) {
-            if (j == 6) usleep(500);
-            if (j % 3 == 0)
-                k_add(&k, s, y, x, N);
-            else
-                k_mix(&k, s, x, j, N);
-        }
-        k_reduce(&k, s, r, y, N);
-        prog_print_reduce(s, r, "step", it);
-    }
-    prog_finish(s, x, y, N);
-}
-
 static void stall(int steps) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
@@ -337,8 +313,6 @@ int main(int argc, char **argv) {
         unsteady(steps);
     else if (!strcmp(mode, "copies"))
         copies(steps);
-    else if (!strcmp(mode, "pause"))
-        pause_mid_step(steps);
     else if (!strcmp(mode, "stall"))
         stall(steps);
     else if (!strcmp(mode, "owngraphs"))
