@@ -58,6 +58,18 @@ void enc_hold_outcome(enc_stream_state *st, int replayed);
 /* A graph was captured at `node`: holding at its sequence's start is tried afresh. */
 void enc_hold_new_graph(enc_store *s, uint32_t node);
 
+/* ---- graph_end.c: held launches replayed at their graph's end ------------------------ */
+/* Recompute whether held launches that reach trie node `id` replay at once (its graphs' sequences ended at a
+ * call of the program, and no longer graph continues from it). */
+void enc_graph_end_update(enc_store *s, uint32_t id);
+/* st's held launches were replayed at the end of trie node `node`'s graph (with st->mu held). */
+void enc_graph_end_mark(enc_stream_state *st, uint32_t node);
+/* A call of the program came on st (a flush point): the last replay at a graph's end was right. */
+void enc_graph_end_call(enc_stream_state *st);
+/* Work is recorded on st after a replay at a graph's end, before any call of the program: that node's graphs
+ * wait for their end again. */
+void enc_graph_end_wrong(enc_stream_state *st);
+
 /* ---- room.c: the process-wide graph limit ------------------------------------------ */
 
 /* Room for one more graph under ENCORE_MAX_GRAPHS: evicts the process's least

@@ -295,6 +295,7 @@ static enc_graph *copy_sequence(const enc_seq *seq) {
     memcpy(g->arena, seq->arena, seq->arena_used);
     g->len = seq->n;
     g->nops = seq->nops;
+    g->ends_at_call = seq->ended_by_call;
     g->args_key = enc_args_key(g->recs, g->len);
     return g;
 }

@@ -101,6 +101,7 @@ static uint32_t add_node(enc_store *s, uint32_t parent, const enc_rec *r) {
     t->smem = r->smem;
     child_tab_insert(s, id);
     if (s->nodes[parent].first_child == ENC_NO_NODE) s->nodes[parent].first_child = id;
+    s->nodes[parent].end_early = 0; /* a longer graph goes on from there */
     return id;
 }
 
@@ -143,6 +144,7 @@ static void hang(enc_store *s, enc_graph *g) {
     g->next_at_node = s->nodes[g->node].graphs;
     s->nodes[g->node].graphs = g;
     path_refs(s, g->node, 1);
+    enc_graph_end_update(s, g->node);
 }
 
 void enc_store_add_graph(enc_store *s, enc_graph *g) {
@@ -175,6 +177,7 @@ static void drop(enc_store *s, enc_graph *g, uint8_t cand_state, int evicted) {
     if (*pp) {
         *pp = g->next_at_node;
         path_refs(s, g->node, -1);
+        enc_graph_end_update(s, g->node);
     }
     release(s, g, cand_state, evicted);
 }

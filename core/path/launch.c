@@ -250,6 +250,7 @@ static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, cons
     if (c != ENC_NO_NODE && enc_launch_valid(st, &st->seq.recs[st->seq.n])) {
         st->node = c;
         enc_record_commit(&st->seq);
+        if (enc_sequence_graph_end_due(st, c)) enc_sequence_end_at_graph_end(st);
         return done_held(st, t0);
     }
     /* diverged from every graph (or a graph ends before it), or refused */
@@ -266,6 +267,7 @@ static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, cons
 }
 
 static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
+    if (__builtin_expect(st->early_node != 0, 0)) enc_graph_end_wrong(st); /* no call since a replay at its end */
     uint64_t t0 = sample_start(st);
     int recorded = enc_sequence_record(st, l, L);
     if (st->held) return continue_holding(st, l, L, recorded, t0);
@@ -453,17 +455,19 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
 
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
     if (!enc_active) return;
-    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
-        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0) {
+    /* nothing open or held anywhere; a replay at a graph's end may wait for this call (graph_end.c) */
+    int quiet = __atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
+                __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0;
+    if (quiet && __atomic_load_n(&enc_n_early, __ATOMIC_RELAXED) == 0) {
         if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) { /* nothing open; a stream without a state counts nothing */
             enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
             if (st) enc_sequence_flush_point(st);
         }
         return;
     }
-    enc_stream_state *st = enc_stream_for(stream, per_thread, 1);
+    enc_stream_state *st = enc_stream_for(stream, per_thread, !quiet);
     if (!st) {
-        order_without_state(stream, per_thread, why);
+        if (!quiet) order_without_state(stream, per_thread, why);
         return;
     }
     enc_launch_legacy_order(st);
@@ -485,7 +489,8 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
 
 void enc_core_flush_all(enum enc_flush_reason why) {
     if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
-        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0) {
+        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&enc_n_early, __ATOMIC_RELAXED) == 0) {
         if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) { /* nothing open */
             int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
             for (int i = 0; i < n; i++) enc_sequence_flush_point(enc_states[i]);
@@ -495,7 +500,7 @@ void enc_core_flush_all(enum enc_flush_reason why) {
     int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
-        if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED)) {
+        if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED) && !__atomic_load_n(&st->early_node, __ATOMIC_RELAXED)) {
             if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) enc_sequence_flush_point(st);
             continue;
         }

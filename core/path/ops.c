@@ -116,6 +116,7 @@ static int hold_or_pass(enc_stream_state *st, const enc_op *op) {
         if (c != ENC_NO_NODE && noted) {
             st->node = c;
             enc_record_commit(&st->seq);
+            if (enc_sequence_graph_end_due(st, c)) enc_sequence_end_at_graph_end(st);
             return 2;
         }
         enc_release_on_divergence(st, r->f, r->L, c == ENC_NO_NODE);
@@ -151,6 +152,7 @@ static int take(enc_stream_state *st, const enc_op *op) {
         l.block[1] = (unsigned)enc_mem_kind(op->dst, op->n);
     }
     const enc_layout *L = enc_op_layout(l.f);
+    if (__builtin_expect(st->early_node != 0, 0)) enc_graph_end_wrong(st); /* no call since a replay at its end */
     if (!L || !enc_sequence_record(st, &l, L)) return 0;
     int r = hold_or_pass(st, op);
     if (st->seq.n >= (uint32_t)enc_opt.max_sequence) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);

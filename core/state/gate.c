@@ -23,6 +23,7 @@ enc_stream_state *enc_states[ENC_MAX_STATES];
 int enc_nstates;
 int enc_n_held;
 int enc_n_open;
+int enc_n_early;
 int enc_n_join_pending;
 
 static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));

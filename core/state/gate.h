@@ -36,6 +36,7 @@ extern int enc_nstates;        /* atomic */
 extern int enc_n_held;         /* states holding launches; atomic */
 extern int enc_n_open;         /* states with an open sequence; atomic */
 extern int enc_n_join_pending; /* per-thread states released from another thread; atomic */
+extern int enc_n_early;        /* states with an early_node (graph_end.c); atomic */
 
 pid_t enc_tid(void);
 void enc_tid_forget(void); /* a forked child: this thread's cached id is its parent's */

@@ -35,6 +35,7 @@ typedef struct enc_trie_node {
     uint16_t caps, cap_unpaid, cap_backoff; /* graphs captured, not replayed yet; the back-off's exponent */
     uint16_t since_match;                   /* sequences begun here since one matched a graph of here */
     uint32_t cap_skip;                      /* captures still to refuse */
+    uint8_t end_early;                      /* graph_end.c: held launches that reach here replay at once */
 } enc_trie_node;
 
 enum enc_cand_state {
@@ -129,7 +130,9 @@ typedef struct enc_stream_state {
     uint32_t node;       /* the trie node the held launches reached */
     uint32_t hold_start; /* the root's child the hold started at (hold.c) */
     uint64_t held_since;
-    uint32_t sample_clock;         /* launches, for timing one in ENC_SAMPLE_EVERY */
+    uint32_t early_node;   /* graph_end.c: the node of the last hold replayed at its graph's end, until a call of
+                          * the program (0: none) */
+    uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
     uint64_t acct[ENC_ACCT_COUNT]; /* its time estimate's measured inputs (stats.h); atomic */
     /* The launch being timed (launch.c): the sequence ends it causes, timed apart. */
     struct {

@@ -128,6 +128,8 @@ typedef struct enc_seq {
     int replayed_by_patch; /* ... through a graph patched with its arguments: the nodes patched (0: not) */
     int patched_grid;      /* ... of them, kernel nodes given another grid */
     uint64_t t0;           /* when it opened */
+    int ended_by_call;     /* it ended at a call of the program (a synchronize, an event wait), or at the end of
+                            * a graph whose sequence had (graph_end.c) */
 } enc_seq;
 
 /* A captured sequence: the records it was captured from, and its graph. */
@@ -154,6 +156,7 @@ typedef struct enc_graph {
     uint64_t hits;
     uint64_t last_used; /* captured or last replayed (enc_now_ns: one clock for every stream) */
     uint64_t cand_hash; /* the candidate it was captured for (exact, configuration or structural) */
+    int ends_at_call;   /* its sequence ended at a call of the program (graph_end.c) */
     int grid_free;      /* captured for a structure: other grids may be patched into its kernel nodes (a graph
                          * captured for a sequence or a configuration keeps its grids; learn.c) */
     struct enc_graph *next_at_node;

@@ -210,6 +210,7 @@ void enc_record_reset(enc_seq *seq) {
     seq->arena_used = 0;
     seq->poisoned = 0;
     seq->fully_replayed = 0;
+    seq->ended_by_call = 0;
     seq->replayed_by_patch = 0;
     seq->patched_grid = 0;
     seq->hash = 0;

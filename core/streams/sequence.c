@@ -199,9 +199,10 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
  * the stream's sequences are held to three quarters of what the last cut
  * one held (a power of two, at least ENCORE_MIN_SEQUENCE), and doubled
  * again once a full sequence took a quarter of the deadline's share if it
- * replayed (twice as many launches then take about twice as long), half of it
- * if it did not: its launches were issued one by one, each slower than a held
- * one, so twice as many held would take less. Without the second, a stall of a
+ * replayed (twice as many launches then take about twice as long), or, if it
+ * did not, when twice as many launches at its pace would fit in the share:
+ * its launches were issued one by one, each slower than a held one, so twice
+ * as many held would take less. Without the second, a stall of a
  * few steps (a warm-up's, a garbage collection's) kept the shorter cap until
  * graphs of its length were captured and replayed, and those never replayed
  * again once it doubled back (on the H200, 6 of the UNet step's 41 graphs,
@@ -210,8 +211,11 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
 #define ENC_DEADLINE_CUTS 2u
 static void note_deadline(enc_stream_state *st) {
     uint64_t room = (uint64_t)enc_opt.flush_deadline * 1000 * 3 / 4; /* the sequence's share of the deadline */
-    int full = st->deadline_cap && st->seq.n >= st->deadline_cap;
-    uint64_t took = full ? (enc_now_ns() - st->seq.t0) * (st->seq.fully_replayed ? 4 : 2) : UINT64_MAX;
+    uint64_t n = st->seq.n, took = UINT64_MAX;
+    if (st->deadline_cap && n >= st->deadline_cap && n >= 2) {
+        uint64_t t = enc_now_ns() - st->seq.t0;                            /* n launches, n - 1 gaps between them */
+        took = st->seq.fully_replayed ? t * 4 : t * (2 * n - 1) / (n - 1); /* 2n launches at this pace */
+    }
     if (st->seq.fully_replayed) st->deadline_cuts = 0;
     if (took <= room) {
         st->deadline_cap *= 2;
@@ -285,6 +289,8 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     if (why != ENC_FLUSH_SEQUENCE_FULL) {          /* a flush point */
         st->anchor_set = 0;                        /* the next launch anchors */
         flush_point(st, st->open ? st->seq.n : 0); /* the next sequences start short again (ENCORE_HOLD_RAMP) */
+        if (why == ENC_FLUSH_STREAM_CALL || why == ENC_FLUSH_ALL_CALL) st->seq.ended_by_call = 1;
+        if (st->early_node) enc_graph_end_call(st); /* the replay at a graph's end before it was right */
     } else if (st->open) {
         uint8_t ramp = __atomic_load_n(&st->ramp, __ATOMIC_RELAXED);
         if (ramp < ENC_RAMP_MAX) __atomic_store_n(&st->ramp, ramp + 1, __ATOMIC_RELAXED);
@@ -312,7 +318,15 @@ void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why)
     }
 }
 
+void enc_sequence_end_at_graph_end(enc_stream_state *st) {
+    uint32_t node = st->node;
+    st->seq.ended_by_call = 1; /* a graph captured from it (after patched replays) keeps the flag */
+    enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    enc_graph_end_mark(st, node);
+}
+
 void enc_sequence_discard(enc_stream_state *st) {
+    enc_graph_end_call(st);
     if (st->held) { /* launched while another thread destroyed the context: there is nothing to run them in */
         __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
         __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);

@@ -64,6 +64,15 @@
  *              back to its step-long graph before it captures graphs of 8
  *              launches that would never replay after it did.
  *
+ *   tail       a step of 6 kernels and a reduction, then 500 us of host work
+ *              before the host reads the result (a copy to the host). Held
+ *              until that copy, the step's graph would wait out the flush
+ *              deadline every step; it replays at its last launch instead
+ *              (ENCORE_GRAPH_END). With `eager` 1, from step 20 on the step
+ *              goes on with 3 more kernels after the reduction before the
+ *              copy: the replay at the reduction was a wrong guess there,
+ *              and the longer step is learnt.
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
@@ -294,6 +303,26 @@ static void stall(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void tail(int steps, int grows) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int it = 0; it < steps; it++) {
+        for (uint32_t j = 0; j < 6; j++) {
+            if (j % 3 == 0)
+                k_add(&k, s, y, x, N);
+            else
+                k_mix(&k, s, x, j, N);
+        }
+        k_reduce(&k, s, r, y, N);
+        if (grows && it >= 20)
+            for (uint32_t j = 0; j < 3; j++) k_mix(&k, s, x, 7 + j, N);
+        usleep(500);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -313,6 +342,8 @@ int main(int argc, char **argv) {
         unsteady(steps);
     else if (!strcmp(mode, "copies"))
         copies(steps);
+    else if (!strcmp(mode, "tail"))
+        tail(steps, argc > 3 && atoi(argv[3]) == 1);
     else if (!strcmp(mode, "stall"))
         stall(steps);
     else if (!strcmp(mode, "owngraphs"))

@@ -1,0 +1,56 @@
+/* encore: held launches replayed at their graph's end, not at the call after it.
+ *
+ * A hold ends when a launch continues no graph, when the sequence reaches its
+ * longest, or at a call of the program that observes the stream (a
+ * synchronize, an event wait, a copy to the host). Until then the GPU waits
+ * for what is held. A graph whose sequence ended at such a call when it was
+ * captured, and that no longer graph continues in the trie, most likely ends
+ * at that call again: then the held launches that complete it are replayed as
+ * soon as the last of them comes (ENCORE_GRAPH_END), and the GPU runs them
+ * while the host works toward its call. On the H200 a jitted JAX step (three
+ * kernels, then the next step's event wait some 100 us later) held its graph
+ * until that wait, every step: its active blocks took 97 or 127 us a step
+ * against 98-106 passing through (call 41, 2026-11-27).
+ *
+ * A guess that was wrong shows: a launch or stream operation is recorded on
+ * the stream before any call of the program. That node's graphs then wait for
+ * their end again (their flag is cleared), so the longer sequence is learnt
+ * and its graph captured as before; a graph captured later from a sequence
+ * that ended at a call sets it again. The replay itself is the sequence's
+ * end (core/streams/sequence.c, enc_sequence_end_at_graph_end). */
+#include "base/log.h"
+#include "core/graphs/graphs.h"
+#include "core/state/gate.h"
+
+void enc_graph_end_update(enc_store *s, uint32_t id) {
+    enc_trie_node *t = &s->nodes[id];
+    int early = t->graphs != NULL && t->first_child == ENC_NO_NODE;
+    for (const enc_graph *g = t->graphs; g && early; g = g->next_at_node) early = g->ends_at_call;
+    t->end_early = (uint8_t)early;
+}
+
+void enc_graph_end_mark(enc_stream_state *st, uint32_t node) {
+    ENC_TSTAT_ADD(holds_at_graph_end, 1);
+    if (!st->early_node) __atomic_fetch_add(&enc_n_early, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->early_node, node, __ATOMIC_RELAXED); /* read unlocked by enc_core_flush_all */
+}
+
+void enc_graph_end_call(enc_stream_state *st) {
+    if (!st->early_node) return;
+    __atomic_store_n(&st->early_node, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_n_early, 1, __ATOMIC_RELAXED);
+}
+
+void enc_graph_end_wrong(enc_stream_state *st) {
+    uint32_t id = st->early_node;
+    enc_graph_end_call(st);
+    ENC_TSTAT_ADD(graph_ends_wrong, 1);
+    /* The trie may have been rebuilt since (its node numbers change): a wrong node loses its flag
+     * too, which costs a wait, never a result. */
+    if (id >= st->store.nnodes) return;
+    enc_trie_node *t = &st->store.nodes[id];
+    for (enc_graph *g = t->graphs; g; g = g->next_at_node) g->ends_at_call = 0;
+    t->end_early = 0;
+    ENC_DEBUG("work came on a stream after a graph replayed at its end, before any call of the program: "
+              "held launches wait for that graph's end again");
+}
