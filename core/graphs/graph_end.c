@@ -13,11 +13,15 @@
  * against 98-106 passing through (call 41, 2026-11-27).
  *
  * A guess that was wrong shows: a launch or stream operation is recorded on
- * the stream before any call of the program. That node's graphs then wait for
- * their end again (their flag is cleared), so the longer sequence is learnt
- * and its graph captured as before; a graph captured later from a sequence
- * that ended at a call sets it again. The replay itself is the sequence's
- * end (core/streams/sequence.c, enc_sequence_end_at_graph_end). */
+ * the stream before any call of the program. Each costs the node 4 points of
+ * its score, each call that came at its end (after a replay there, or ending
+ * launches held to it) gives one back, up to 16: the graph replays at its end
+ * while the score is not negative. So a node whose end is mostly right keeps
+ * it (a jitted JAX step guessed wrong once, in its first steps, and one strike
+ * had turned it off for the process: call 45, 2026-11-27), and one where work
+ * often goes on waits for its calls, where the longer sequence is learnt and
+ * its graph captured as before. The replay itself is the sequence's end
+ * (core/streams/sequence.c, enc_sequence_end_at_graph_end). */
 #include "base/log.h"
 #include "core/graphs/graphs.h"
 #include "core/state/gate.h"
@@ -35,22 +39,30 @@ void enc_graph_end_mark(enc_stream_state *st, uint32_t node) {
     __atomic_store_n(&st->early_node, node, __ATOMIC_RELAXED); /* read unlocked by enc_core_flush_all */
 }
 
+#define ENC_END_SCORE_MAX 4
+#define ENC_END_SCORE_MIN (-32)
+#define ENC_END_WRONG 4
+
+static void score(enc_stream_state *st, uint32_t id, int d) {
+    if (id == 0 || id >= st->store.nnodes) return; /* the trie was rebuilt since (its nodes renumbered) */
+    enc_trie_node *t = &st->store.nodes[id];
+    int v = t->end_score + d;
+    t->end_score = (int8_t)(v > ENC_END_SCORE_MAX ? ENC_END_SCORE_MAX : v < ENC_END_SCORE_MIN ? ENC_END_SCORE_MIN : v);
+}
+
 void enc_graph_end_call(enc_stream_state *st) {
+    if (st->held && st->store.nodes[st->node].end_early) score(st, st->node, 1); /* held to its end: the call came */
     if (!st->early_node) return;
+    score(st, st->early_node, 1);
     __atomic_store_n(&st->early_node, 0, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&enc_n_early, 1, __ATOMIC_RELAXED);
 }
 
 void enc_graph_end_wrong(enc_stream_state *st) {
     uint32_t id = st->early_node;
-    enc_graph_end_call(st);
+    __atomic_store_n(&st->early_node, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_n_early, 1, __ATOMIC_RELAXED);
     ENC_TSTAT_ADD(graph_ends_wrong, 1);
-    /* The trie may have been rebuilt since (its node numbers change): a wrong node loses its flag
-     * too, which costs a wait, never a result. */
-    if (id >= st->store.nnodes) return;
-    enc_trie_node *t = &st->store.nodes[id];
-    for (enc_graph *g = t->graphs; g; g = g->next_at_node) g->ends_at_call = 0;
-    t->end_early = 0;
-    ENC_DEBUG("work came on a stream after a graph replayed at its end, before any call of the program: "
-              "held launches wait for that graph's end again");
+    score(st, id, -ENC_END_WRONG);
+    ENC_DEBUG("work came on a stream after a graph replayed at its end, before any call of the program");
 }

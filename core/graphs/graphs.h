@@ -64,7 +64,8 @@ void enc_hold_new_graph(enc_store *s, uint32_t node);
 void enc_graph_end_update(enc_store *s, uint32_t id);
 /* st's held launches were replayed at the end of trie node `node`'s graph (with st->mu held). */
 void enc_graph_end_mark(enc_stream_state *st, uint32_t node);
-/* A call of the program came on st (a flush point): the last replay at a graph's end was right. */
+/* A call of the program came on st (a flush point, with st->mu held): the last replay at a graph's end was
+ * right, or launches held to such an end waited for it (called before they are released). */
 void enc_graph_end_call(enc_stream_state *st);
 /* Work is recorded on st after a replay at a graph's end, before any call of the program: that node's graphs
  * wait for their end again. */

@@ -35,7 +35,8 @@ typedef struct enc_trie_node {
     uint16_t caps, cap_unpaid, cap_backoff; /* graphs captured, not replayed yet; the back-off's exponent */
     uint16_t since_match;                   /* sequences begun here since one matched a graph of here */
     uint32_t cap_skip;                      /* captures still to refuse */
-    uint8_t end_early;                      /* graph_end.c: held launches that reach here replay at once */
+    uint8_t end_early; /* graph_end.c: its graphs' sequences ended at a call of the program, none goes on */
+    int8_t end_score;  /* graph_end.c: calls that came at this end, less 4 a time work came instead */
 } enc_trie_node;
 
 enum enc_cand_state {

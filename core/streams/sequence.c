@@ -290,7 +290,7 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
         st->anchor_set = 0;                        /* the next launch anchors */
         flush_point(st, st->open ? st->seq.n : 0); /* the next sequences start short again (ENCORE_HOLD_RAMP) */
         if (why == ENC_FLUSH_STREAM_CALL || why == ENC_FLUSH_ALL_CALL) st->seq.ended_by_call = 1;
-        if (st->early_node) enc_graph_end_call(st); /* the replay at a graph's end before it was right */
+        enc_graph_end_call(st); /* a replay at a graph's end before it was right, or a hold to such an end waited */
     } else if (st->open) {
         uint8_t ramp = __atomic_load_n(&st->ramp, __ATOMIC_RELAXED);
         if (ramp < ENC_RAMP_MAX) __atomic_store_n(&st->ramp, ramp + 1, __ATOMIC_RELAXED);
