@@ -1,4 +1,5 @@
-/* encore: held launches replayed at their graph's end, not at the call after it.
+/* encore: held launches replayed at their graph's end, not at the call after it
+ * (ENCORE_GRAPH_END, a trial, off).
  *
  * A hold ends when a launch continues no graph, when the sequence reaches its
  * longest, or at a call of the program that observes the stream (a
@@ -6,22 +7,25 @@
  * for what is held. A graph whose sequence ended at such a call when it was
  * captured, and that no longer graph continues in the trie, most likely ends
  * at that call again: then the held launches that complete it are replayed as
- * soon as the last of them comes (ENCORE_GRAPH_END), and the GPU runs them
- * while the host works toward its call. On the H200 a jitted JAX step (three
- * kernels, then the next step's event wait some 100 us later) held its graph
- * until that wait, every step: its active blocks took 97 or 127 us a step
- * against 98-106 passing through (call 41, 2026-11-27).
+ * soon as the last of them comes, and the GPU runs them while the host works
+ * toward its call (on the simulator, a step that reads its result after 500 us
+ * of host work no longer waits out the flush deadline every step).
  *
  * A guess that was wrong shows: a launch or stream operation is recorded on
  * the stream before any call of the program. Each costs the node 4 points of
  * its score, each call that came at its end (after a replay there, or ending
- * launches held to it) gives one back, up to 16: the graph replays at its end
- * while the score is not negative. So a node whose end is mostly right keeps
- * it (a jitted JAX step guessed wrong once, in its first steps, and one strike
- * had turned it off for the process: call 45, 2026-11-27), and one where work
- * often goes on waits for its calls, where the longer sequence is learnt and
- * its graph captured as before. The replay itself is the sequence's end
- * (core/streams/sequence.c, enc_sequence_end_at_graph_end). */
+ * launches held to it) gives one back, up to 4: the graph replays at its end
+ * while the score is not negative. So one wrong guess leaves a node's end on,
+ * and where work often goes on the graph waits for its calls, and the longer
+ * sequence is learnt and captured as before. The replay itself is the
+ * sequence's end (core/streams/sequence.c, enc_sequence_end_at_graph_end).
+ *
+ * Off by default: on the H200 (2026-11-27, calls 45 and 46) it moved no
+ * workload beyond the noise, and a jitted JAX step guessed wrong at each of
+ * its 608 tries a process (a stream operation came after its graph's end
+ * before the next call: what ends its sequence when held is no call when
+ * nothing is held): active / passive 1.064 [1.001, 1.197] with it, 1.003
+ * [0.980, 1.115] without, in the same processes. */
 #include "base/log.h"
 #include "core/graphs/graphs.h"
 #include "core/state/gate.h"

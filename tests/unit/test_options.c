@@ -97,7 +97,7 @@ static const struct good goods[] = {
     {"ENCORE_SELF_CHECK", "2", 2, NULL},
     {"ENCORE_SELF_CHECK_AFTER", "0", 0, NULL},
     {"ENCORE_SELF_CHECK_AFTER", "250ms", 250000, NULL},
-    {"ENCORE_GRAPH_END", "0", 0, NULL},
+    {"ENCORE_GRAPH_END", "1", 1, NULL},
     {"ENCORE_TRIAL", "ENCORE_HOLD_RAMP=1", 0, "ENCORE_HOLD_RAMP=1"},
 };
 
