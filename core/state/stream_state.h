@@ -102,6 +102,11 @@ typedef struct enc_stream_state {
      * (0: none): a sequence the deadline cuts never replays. */
     uint8_t deadline_cuts;
     uint32_t deadline_cut_len, deadline_cap;
+    /* sequence.c: times the cap came down again soon after it doubled back (each doubles the launches of
+     * quick full sequences in a row it then takes to double back: deadline_quick), sequences since it last
+     * doubled */
+    uint8_t deadline_flips;
+    uint32_t deadline_quick, deadline_since;
     uint8_t ramp; /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
                           point with nothing open sets it to 0 without the lock) */
     /* ENCORE_TAIL_CUT: launches recorded since the last flush point, how many came between the two flush

@@ -145,7 +145,8 @@ static enc_stream_state *table_reuse(int n, int kind, void *key, CUcontext ctx, 
     st->gap_ns = 0; /* the old stream's pace says nothing of the new one's */
     st->sparse = 0;
     st->seq_cap = st->pace_cap = st->deadline_cap = 0;
-    st->deadline_cuts = 0;
+    st->deadline_cuts = st->deadline_flips = st->deadline_quick = 0;
+    st->deadline_since = 0;
     st->cap_votes = 0;
     __atomic_store_n(&st->ramp, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&st->since_flush, 0, __ATOMIC_RELAXED);

@@ -64,6 +64,13 @@
  *              back to its step-long graph before it captures graphs of 8
  *              launches that would never replay after it did.
  *
+ *   slowstretch  a step of 32 kernels, then the result read back; in steps
+ *              10 to 49 the host stalls for 3 ms before about one launch in
+ *              8 (a slow stretch of a process: the machine busy, a warm-up),
+ *              so holds are cut by the flush deadline now and then, and the
+ *              stream's sequences are held shorter, then longer again, again
+ *              and again.
+ *
  *   tail       a step of 6 kernels and a reduction, then 500 us of host work
  *              before the host reads the result (a copy to the host). Held
  *              until that copy, the step's graph would wait out the flush
@@ -304,6 +311,26 @@ static void stall(int steps) {
     prog_finish(s, x, y, N);
 }
 
+static void slowstretch(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    uint64_t rng = 7;
+    for (int it = 0; it < steps; it++) {
+        for (uint32_t j = 0; j < 32; j++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            if (it >= 10 && it < 50 && (rng >> 33) % 8 == 0) usleep(3000); /* a slow stretch: stalls here and there */
+            if (j % 4 == 0)
+                k_add(&k, s, y, x, N);
+            else
+                k_mix(&k, s, x, j, N);
+        }
+        k_reduce(&k, s, r, y, N);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 static void tail(int steps, int grows) { /* 1: from step 20 on; 2: in step 20 only */
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
@@ -345,6 +372,8 @@ int main(int argc, char **argv) {
         copies(steps);
     else if (!strcmp(mode, "tail"))
         tail(steps, argc > 3 ? atoi(argv[3]) : 0);
+    else if (!strcmp(mode, "slowstretch"))
+        slowstretch(steps);
     else if (!strcmp(mode, "stall"))
         stall(steps);
     else if (!strcmp(mode, "owngraphs"))
