@@ -209,7 +209,10 @@ uint32_t enc_sequence_limit(const enc_stream_state *st) {
  * 10 of ResNet-18's 147, 2026-11-27). In a slow stretch, holds cut now and
  * then, the cap would go down and back up again and again, and graphs of both
  * lengths were captured at each turn (the UNet step's slow process, 18 of 74
- * never replayed, call 44): each time it comes down within ENC_DEADLINE_RECENT
+ * never replayed, call 44). Under ENCORE_CUT_BACKOFF=1 (a trial, off: not
+ * measured on a GPU; HF generate's holds are cut about once a token, and a cap
+ * held down longer there means more graph launches a token), each time it
+ * comes down within ENC_DEADLINE_RECENT
  * sequences of doubling back, it doubles back only after twice as many
  * launches of quick full sequences in a row as the time before (from
  * ENC_DEADLINE_QUICK: 32, 64, ... 1024), and then at each quick full
@@ -245,7 +248,7 @@ static void note_deadline(enc_stream_state *st) {
     } else if (!st->seq.fully_replayed && st->deadline_cuts >= ENC_DEADLINE_CUTS) {
         uint32_t cap = pow2_at_most((uint64_t)st->deadline_cut_len * 3 / 4, (uint32_t)enc_opt.min_sequence);
         if (!st->deadline_cap || cap < st->deadline_cap) {
-            if (st->deadline_since && st->deadline_since < ENC_DEADLINE_RECENT &&
+            if (enc_opt.cut_backoff && st->deadline_since && st->deadline_since < ENC_DEADLINE_RECENT &&
                 st->deadline_flips < ENC_DEADLINE_FLIPS_MAX)
                 st->deadline_flips++;
             st->deadline_cap = cap;
