@@ -293,25 +293,9 @@ static void copies(int steps) {
     prog_finish(s, x, y, N);
 }
 
-static void stall(int steps) {
-    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
-    for (int it = 0; it < steps; it++) {
-        for (uint32_t j = 0; j < 32; j++) {
-            if (j == 16 && (it == 12 || it == 13)) usleep(20000);
-            if (j % 4 == 0)
-                k_add(&k, s, y, x, N);
-            else
-                k_mix(&k, s, x, j, N);
-        }
-        k_reduce(&k, s, r, y, N);
-        prog_print_reduce(s, r, "step", it);
-    }
-    prog_finish(s, x, y, N);
-}
-
-static void slowstretch(int steps) {
+/* stall (stretch 0) and slowstretch (1): a step of 32 kernels and the result read back, the host
+ * stalling as the mode says. */
+static void stalls(int steps, int stretch) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
     prog_hot_buffers(&k, s, N, &x, &y, &r);
@@ -319,7 +303,8 @@ static void slowstretch(int steps) {
     for (int it = 0; it < steps; it++) {
         for (uint32_t j = 0; j < 32; j++) {
             rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            if (it >= 10 && it < 50 && (rng >> 33) % 8 == 0) usleep(3000); /* a slow stretch: stalls here and there */
+            if (stretch && it >= 10 && it < 50 && (rng >> 33) % 8 == 0) usleep(3000); /* stalls here and there */
+            if (!stretch && j == 16 && (it == 12 || it == 13)) usleep(20000);
             if (j % 4 == 0)
                 k_add(&k, s, y, x, N);
             else
@@ -373,9 +358,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "tail"))
         tail(steps, argc > 3 ? atoi(argv[3]) : 0);
     else if (!strcmp(mode, "slowstretch"))
-        slowstretch(steps);
+        stalls(steps, 1);
     else if (!strcmp(mode, "stall"))
-        stall(steps);
+        stalls(steps, 0);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
