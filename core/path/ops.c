@@ -31,7 +31,7 @@
  * or memory, which the driver may or may not accept, or take into a graph)
  * is not held: issued now, it returns the driver's own result. */
 static int holdable(const enc_op *op, const enc_stream_state *st) {
-    int ev_ok = !enc_nodes_events_churn();
+    int ev_ok = !enc_nodes_events_churn() && enc_opt.event_nodes; /* ENCORE_EVENT_NODES=0: records and waits end it */
     CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED);
     if (!ctx) return 0; /* not known yet (asked at the stream's first call outside a capture) */
     switch (op->kind) {

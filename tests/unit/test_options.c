@@ -99,6 +99,7 @@ static const struct good goods[] = {
     {"ENCORE_SELF_CHECK_AFTER", "250ms", 250000, NULL},
     {"ENCORE_GRAPH_END", "1", 1, NULL},
     {"ENCORE_CUT_BACKOFF", "1", 1, NULL},
+    {"ENCORE_EVENT_NODES", "off", 0, NULL},
     {"ENCORE_TRIAL", "ENCORE_HOLD_RAMP=1", 0, "ENCORE_HOLD_RAMP=1"},
 };
 
@@ -136,6 +137,7 @@ static const struct bad bads[] = {
     {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
     {"ENCORE_GRAPH_END", "later", "ENCORE_GRAPH_END=later is not a valid boolean"},
     {"ENCORE_CUT_BACKOFF", "2", "ENCORE_CUT_BACKOFF=2 is out of range (0..1)"},
+    {"ENCORE_EVENT_NODES", "some", "ENCORE_EVENT_NODES=some is not a valid boolean"},
     {"ENCORE_SELF_CHECK", "3", "ENCORE_SELF_CHECK=3 is out of range (0..2)"},
     {"ENCORE_SELF_CHECK_AFTER", "11s", "ENCORE_SELF_CHECK_AFTER=11s is out of range (0us..10s); using the default 1s"},
 };
@@ -156,7 +158,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 27);
+        EXPECT_EQ_INT(enc_option_count, 28);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);
