@@ -54,19 +54,21 @@ static void score(enc_stream_state *st, uint32_t id, int d) {
     t->end_score = (int8_t)(v > ENC_END_SCORE_MAX ? ENC_END_SCORE_MAX : v < ENC_END_SCORE_MIN ? ENC_END_SCORE_MIN : v);
 }
 
-void enc_graph_end_call(enc_stream_state *st) {
-    if (st->held && st->store.nodes[st->node].end_early) score(st, st->node, 1); /* held to its end: the call came */
-    if (!st->early_node) return;
-    score(st, st->early_node, 1);
-    __atomic_store_n(&st->early_node, 0, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&enc_n_early, 1, __ATOMIC_RELAXED);
-}
-
-void enc_graph_end_wrong(enc_stream_state *st) {
+/* st no longer waits to learn whether its last replay at a graph's end was right; returns that node. */
+static uint32_t unmark(enc_stream_state *st) {
     uint32_t id = st->early_node;
     __atomic_store_n(&st->early_node, 0, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&enc_n_early, 1, __ATOMIC_RELAXED);
+    return id;
+}
+
+void enc_graph_end_call(enc_stream_state *st) {
+    if (st->held && st->store.nodes[st->node].end_early) score(st, st->node, 1); /* held to its end: the call came */
+    if (st->early_node) score(st, unmark(st), 1);
+}
+
+void enc_graph_end_wrong(enc_stream_state *st) {
     ENC_TSTAT_ADD(graph_ends_wrong, 1);
-    score(st, id, -ENC_END_WRONG);
+    score(st, unmark(st), -ENC_END_WRONG);
     ENC_DEBUG("work came on a stream after a graph replayed at its end, before any call of the program");
 }
