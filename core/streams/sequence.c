@@ -238,7 +238,9 @@ static void note_deadline(enc_stream_state *st) {
     if (st->seq.fully_replayed) st->deadline_cuts = 0;
     if (took <= room) {
         if (st->deadline_quick < UINT32_MAX - n) st->deadline_quick += (uint32_t)n;
-        if (st->deadline_flips && st->deadline_quick < ENC_DEADLINE_QUICK << (st->deadline_flips - 1)) return;
+        if (enc_opt.cut_backoff && st->deadline_flips &&
+            st->deadline_quick < ENC_DEADLINE_QUICK << (st->deadline_flips - 1))
+            return;
         st->deadline_since = 1;
         st->deadline_cap *= 2;
         if (st->deadline_cap >= or_longest(st->pace_cap)) st->deadline_cap = 0; /* the deadline no longer cuts */
