@@ -99,6 +99,7 @@ const enc_report_field enc_report_fields[] = {
     {ENC_FIELD_COUNT, "time_saved_ns", NULL, AT(time_saved_ns), NO, NULL},
     {ENC_FIELD_COUNT, "time_lost_ns", NULL, AT(time_lost_ns), NO, NULL},
     {ENC_FIELD_COUNT, "per_launch_ns", NULL, AT(per_launch_ns), NO, NULL},
+    {ENC_FIELD_COUNT, "per_launch_mean_ns", NULL, AT(per_launch_mean_ns), NO, NULL},
     ENC_TSTAT_TIME(COUNTER)
     {ENC_FIELD_COUNT, "recording_ns", NULL, AT(recording_ns), NO, NULL},
     ENC_TSTAT_RECORD_TIME(COUNTER)
@@ -119,6 +120,7 @@ const enc_report_field enc_report_fields[] = {
     ENC_TSTAT_DIVERGENCES(COUNTER)
     {ENC_FIELD_GROUP, "divergences_by_kind", NULL, AT(divergences_by_kind), NO, &div_group},
     ENC_TSTAT_HOLDS(COUNTER)
+    {ENC_FIELD_COUNT, "self_check_permille", NULL, AT(self_check_permille), NO, NULL},
     {ENC_FIELD_GROUP, "flushes", "held launches issued (flushes)", AT(flushes), NO, &flush_group},
     {ENC_FIELD_BY_CALL, "flushes_by_call",
      "flush points, by the CUDA call that issued held launches:", AT(flush_call_counts), NO, NULL},

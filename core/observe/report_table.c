@@ -211,9 +211,15 @@ static void stream_rows(enc_bw *b, const enc_summary *s) {
  * whether it paid: a high replayed share alone is no gain. */
 static void time_rows(enc_bw *b, const enc_summary *s) {
     char how[160], num[32];
+    if (s->self_checks) /* measured, not estimated: it leads */
+        bw_fmt(b, "  %-*s %10.3f x   as long as passing through (the self-check's mean of %llu check%s)\n", ENC_LABEL_W,
+               "steps with encore active (measured)", (double)s->self_check_permille / 1e3,
+               (unsigned long long)s->self_checks, s->self_checks == 1 ? "" : "s");
     if (s->launch_samples)
-        snprintf(how, sizeof how, "(%s launches replayed x %.2f us, the driver's time per eager launch here)",
-                 fmt_count(s->launches_replayed, num), (double)s->per_launch_ns / 1e3);
+        snprintf(how, sizeof how,
+                 "(%s launches replayed x %.2f us, the driver's median time of %s eager launches timed here)",
+                 fmt_count(s->launches_replayed, num), (double)s->per_launch_ns / 1e3,
+                 fmt_count(s->launch_samples, (char[32]){0}));
     else
         snprintf(how, sizeof how, "(no eager launch was timed: the cost of one is not known)");
     ms_row(b, "host time saved (estimate)", (double)s->time_saved_ns, how);

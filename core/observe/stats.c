@@ -110,10 +110,12 @@ void enc_stats_snapshot(enc_summary *s) {
         for (int i = 0; i < ENC_FLUSH_REASON_COUNT; i++) s->flushes[i] += RD(flushes[i]);
         for (int i = 0; i < ENC_EAGER_REASON_COUNT; i++) s->eager_by[i] += RD(eager_by[i]);
         for (int i = 0; i < ENC_LEARN_OUTCOME_COUNT; i++) s->learnt[i] += RD(learnt[i]);
+        for (int i = 0; i < ENC_LAUNCH_BINS; i++) s->launch_hist[i] += RD(launch_hist[i]);
         for (int i = 0; i < ENC_MAX_CAUSES; i++) by_cause[i] += RD(flushes_by_cause[i]);
 #undef RD
     }
     top_causes(s, by_cause);
+    s->self_check_permille = s->self_checks ? s->self_check_permille_sum / s->self_checks : 0;
     s->graphs_captured = __atomic_load_n(&g_captured, __ATOMIC_RELAXED);
     const enc_stats_engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
     if (e && e->turned_back) s->event_nodes_turned_back = e->turned_back(&s->events_not_held);

@@ -30,15 +30,16 @@
  * for the process in globals of stats.c (graphs_captured, graphs_evicted,
  * capture_failures, oom_retries, disabled), the values the engine is asked for
  * (event_nodes_turned_back, events_not_held), and the derived ones, computed
- * at the snapshot (captured_never_replayed in stats.c; per_launch_ns,
+ * at the snapshot (captured_never_replayed and self_check_permille in stats.c; per_launch_ns,
  * recording_ns, time_* and the streams' time in core/streams/worth.c). */
 #ifndef ENCORE_STATS_COUNTERS_H
 #define ENCORE_STATS_COUNTERS_H
 
 /* clang-format off */
 /*  X(name,                      label,                                             whole,                     meaning) */
-#define ENC_TSTAT_UNREPORTED(X) /* the report shows per_launch_ns (launch_ns / launch_samples) instead */ \
-    X(launch_ns,                 NULL,                                              ENC_NO_WHOLE,              "the driver's time in sampled eager launches")
+#define ENC_TSTAT_UNREPORTED(X) /* the report shows per_launch_ns and self_check_permille instead */ \
+    X(launch_ns,                 NULL,                                              ENC_NO_WHOLE,              "the driver's time in sampled eager launches") \
+    X(self_check_permille_sum,   NULL,                                              ENC_NO_WHOLE,              "the self-checks' active / passive x 1000, summed over the checks (self_checks)")
 #define ENC_TSTAT_TIME(X) /* the time estimate's measured inputs (the JSON puts recording_ns after them) */ \
     X(launch_samples,            NULL,                                              ENC_NO_WHOLE,              "eager launches timed (sampled)") \
     X(replay_ns,                 NULL,                                              ENC_NO_WHOLE,              "patching and launching graphs (every replay)") \

@@ -71,8 +71,8 @@ static inline int enc_core_launch_passes(void) {
     __atomic_store_n(&t->eager_by[ENC_EAGER_PASSIVE], t->eager_by[ENC_EAGER_PASSIVE] + 1, __ATOMIC_RELAXED);
     return 1;
 }
-/* A launch while switched off (enc_paused): issued (through `call`) and counted. */
-CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *));
+/* A launch while switched off (enc_paused): issued (one in ENC_SAMPLE_EVERY of a thread's timed) and counted. */
+CUresult enc_core_launch_paused(const enc_launch *l);
 /* Switched off, before a launch or op passes through: what is held or to be joined goes first. */
 void enc_core_issue_held_while_off(void);
 

@@ -49,6 +49,21 @@ static CUresult issue_now(const enc_launch *l, enum enc_eager_reason why) {
     return AUDITED(call_real(l));
 }
 
+/* A launch that goes out as without encore (a resting stream, encore switched
+ * off by the program or the self-check): one in ENC_SAMPLE_EVERY of a thread's
+ * is timed, the driver's time for the eager launch that a replay saves (the
+ * time estimate; a learning launch alone came a few times a thread in a
+ * program that replays, and often cold). Two clock reads a sampled launch. */
+static __thread uint32_t eager_clock __attribute__((tls_model("initial-exec")));
+CUresult enc_core_call_sampled(const enc_launch *l) {
+    if (__builtin_expect(++eager_clock % ENC_SAMPLE_EVERY != 0, 1)) return AUDITED(call_real(l));
+    uint64_t t0 = enc_now_ns();
+    CUresult r = AUDITED(call_real(l));
+    uint64_t ns = enc_now_ns() - t0;
+    if (ns < ENC_SAMPLE_MAX_NS) enc_stats_launch_sample(ns);
+    return r;
+}
+
 static int recordable(const enc_layout *L, const enc_launch *l) {
     return L && L->ok && !(l->config && l->config->numAttrs > ENC_MAX_ATTRS);
 }
@@ -280,7 +295,7 @@ static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch
     CUresult r = issue_now(l, ENC_EAGER_LEARNING);
     uint64_t ns = enc_now_ns() - t1;
     if (ns >= ENC_SAMPLE_MAX_NS) return done_issued(st, r, t0); /* a one-off: neither sample is taken */
-    SAMPLE(launch, ns);
+    enc_stats_launch_sample(ns);
     if (t0) SAMPLE(record, t1 - t0); /* and encore's own time recording it (the report's recording cost) */
     return done_issued(st, r, t0);
 }
@@ -309,7 +324,8 @@ static int launch_elsewhere(const enc_stream_state *st) {
 static CUresult pass_resting(enc_stream_state *st, const enc_launch *l) {
     enc_launch_legacy_order(st);
     ENC_TSTAT_ADD(launches_unrecorded, 1);
-    return issue_now(l, ENC_EAGER_RESTING);
+    ENC_COUNT_EAGER(ENC_EAGER_RESTING, 1);
+    return enc_core_call_sampled(l);
 }
 
 /* The launch on st's stream: takes st->mu and releases it. */
@@ -404,8 +420,7 @@ static __thread uint64_t wait_episode_ns
 
 static CUresult launch_guarded(const enc_launch *l) {
     if (__builtin_expect(wait_episode_ns != 0, 0)) wait_episode_end();
-    if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0))
-        return enc_core_launch_paused(l, call_real);
+    if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0)) return enc_core_launch_paused(l);
     if (__builtin_expect(!__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED), 0)) enc_stats_touch();
     enc_tstats *t = enc_tstats_get();
     if (t) {
@@ -426,7 +441,7 @@ static CUresult launch_guarded(const enc_launch *l) {
             rest_hint.st = st;
             rest_hint.gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
         }
-        CUresult r = AUDITED(call_real(l));
+        CUresult r = enc_core_call_sampled(l);
         if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
         return r;
     }

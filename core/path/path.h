@@ -63,6 +63,9 @@ static inline __attribute__((always_inline)) int enc_launch_valid(enc_stream_sta
 /* (what it offers is the engine's interface: core/path/engine.h), and to ops.c: */
 /* Issue what other streams hold that legacy-stream order puts before work on st. */
 void enc_launch_legacy_order(enc_stream_state *st);
+/* The launch to the driver as the program made it (a resting stream, encore switched off):
+ * one in ENC_SAMPLE_EVERY of a thread's timed, for the time estimate (launch.c). */
+CUresult enc_core_call_sampled(const enc_launch *l);
 /* The pending record begins a graph's sequence: hold it (with st->mu held); 0 if not. */
 int enc_launch_start_holding(enc_stream_state *st);
 

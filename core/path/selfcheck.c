@@ -124,6 +124,7 @@ static int decide(uint32_t groups) {
                           : (v == ENC_CHECK_GAINS ? SC_PERIOD * SC_GAIN_PERIOD / 2 : SC_PERIOD);
     enc_core_pause_for_check(lose);
     ENC_TSTAT_ADD(self_checks, 1);
+    ENC_TSTAT_ADD(self_check_permille_sum, ratio);
     if (lose) ENC_TSTAT_ADD(self_checks_aside, 1);
     ENC_DEBUG("self-check: steps took %.3f times as long with encore active as passing through: %s for the next "
               "%u steps (ENCORE_SELF_CHECK)",

@@ -89,12 +89,12 @@ void enc_core_issue_held_while_off(void) {
         ENC_GUARDED enc_core_flush_all(ENC_FLUSH_ALL_CALL);
 }
 
-CUresult enc_core_launch_paused(const enc_launch *l, CUresult (*call)(const enc_launch *)) {
+CUresult enc_core_launch_paused(const enc_launch *l) {
     enc_core_issue_held_while_off();
     enc_stats_touch();
     ENC_TSTAT_ADD(calls[ENC_CLASS_LAUNCH], 1);
     ENC_TSTAT_ADD(launches_seen, 1);
     ENC_COUNT_EAGER(ENC_EAGER_PASSIVE, 1);
     ENC_TSTAT_ADD(launches_passive, 1);
-    return AUDITED(call(l)); /* through encore still: the CUPTI audit counts it seen */
+    return enc_core_call_sampled(l); /* through encore still (audited there): the CUPTI audit counts it seen */
 }

@@ -79,7 +79,8 @@ static uint64_t per_recorded(uint64_t record_ns, uint64_t record_samples, uint64
 }
 
 void enc_stats_time(enc_summary *s) {
-    s->per_launch_ns = s->launch_samples ? s->launch_ns / s->launch_samples : 0;
+    s->per_launch_mean_ns = s->launch_samples ? s->launch_ns / s->launch_samples : 0;
+    s->per_launch_ns = enc_launch_median_ns(s->launch_hist);
     uint64_t per_held = per_recorded(s->record_ns, s->record_samples, s->deferred_ns, s->deferred_samples);
     uint64_t not_recorded = s->launches_unrecorded + s->launches_passive + s->eager_by[ENC_EAGER_FIRST] +
                             s->eager_by[ENC_EAGER_LEFT_ALONE] + s->eager_by[ENC_EAGER_OPAQUE];
@@ -94,7 +95,7 @@ void enc_stats_time(enc_summary *s) {
 int enc_window_lost_time(const enc_stream_state *st) {
     const enc_tstats *t = enc_tstats_get();
     if (!t || !t->launch_samples || !(t->record_samples + t->deferred_samples)) return 0;
-    uint64_t per_launch = t->launch_ns / t->launch_samples;
+    uint64_t per_launch = enc_launch_median_ns(t->launch_hist);
     uint64_t per_held = per_recorded(t->record_ns, t->record_samples, t->deferred_ns, t->deferred_samples);
     uint64_t d[ENC_ACCT_COUNT];
     for (int i = 0; i < ENC_ACCT_COUNT; i++) d[i] = st->acct[i] - st->win_acct0[i];

@@ -560,6 +560,41 @@ int main(int argc, char **argv)
         EXPECT_STR_CONTAINS(t, "\n\n  note: some captures failed");
     }
 
+    TEST("report: a self-check's measured ratio leads, before the estimate") {
+        fill_fake();
+        fake_summary.self_checks = 3;
+        fake_summary.self_check_permille = 781;
+        const char *t = table_of(0);
+        EXPECT_STR_CONTAINS(t, "steps with encore active (measured)      0.781 x   as long as passing through "
+                               "(the self-check's mean of 3 checks)\n");
+        const char *m = strstr(t, "steps with encore active (measured)"), *e = strstr(t, "host time saved (estimate)");
+        EXPECT(m && e && m < e);
+    }
+
+    TEST("report: without a self-check there is no measured row") {
+        fill_fake();
+        EXPECT_STR_LACKS(table_of(0), "(measured)");
+    }
+
+    TEST("report: the time saved per launch is the launches' median, and says how many were timed") {
+        fill_fake();
+        fake_summary.launch_samples = 40;
+        fake_summary.per_launch_ns = 2625;
+        EXPECT_STR_CONTAINS(table_of(0), "x 2.62 us, the driver's median time of 40 eager launches timed here)");
+    }
+
+    TEST("launch histogram: the median is the middle of its bin, a few slow launches do not move it") {
+        uint64_t bins[ENC_LAUNCH_BINS] = {0};
+        EXPECT(enc_launch_median_ns(bins) == 0); /* nothing timed */
+        bins[enc_launch_bin(2600)] = 30;        /* 30 launches of 2.6 us */
+        bins[enc_launch_bin(45000)] = 10;       /* 10 that waited 45 us: a mean of 13.2 us */
+        EXPECT(enc_launch_median_ns(bins) == 2625);
+        EXPECT(enc_launch_bin(45000) == ENC_LAUNCH_BINS - 1); /* 12 us and more: the last bin */
+        EXPECT(enc_launch_bin(0) == 0 && enc_launch_bin(249) == 0 && enc_launch_bin(250) == 1);
+        bins[enc_launch_bin(2600)] = 9; /* now most waited: the median goes with them */
+        EXPECT(enc_launch_median_ns(bins) == (ENC_LAUNCH_BINS - 1) * ENC_LAUNCH_BIN_NS + ENC_LAUNCH_BIN_NS / 2);
+    }
+
     TEST("report: every summed counter has one field row under its own name, the unreported ones none") {
         /* a part of the list that report.c leaves out would go missing from the JSON and the table */
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
