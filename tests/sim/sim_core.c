@@ -151,6 +151,7 @@ bool sim_jitter_enabled(void) { return g_jitter_max_us != 0; }
 static unsigned g_lazy_load_us;                   /* SIMCUDA_LAZY_LOAD_US */
 static unsigned g_stall_every, g_stall_us;        /* SIMCUDA_LAUNCH_STALL=K:N */
 static unsigned g_graph_launch_us;                 /* SIMCUDA_GRAPH_LAUNCH_US */
+static unsigned g_launch_us;                       /* SIMCUDA_LAUNCH_US */
 static int (*g_audit_depth)(void);                 /* libsimaudit.so's, when preloaded (sim_audit.c) */
 static atomic_ullong g_stat_audit_launches, g_stat_audit_unseen;
 static _Thread_local unsigned long t_launches;
@@ -175,8 +176,17 @@ void sim_graph_launch_host_time(void) {
     sim_audit_launch();
 }
 
+/* N us of the host's time, spent spinning: exact where a sleep overshoots by its timer slack. */
+static void spin_us(unsigned us) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < (long)us * 1000L);
+}
+
 void sim_launch_host_time(sim_func *f) {
     sim_audit_launch();
+    if (g_launch_us) spin_us(g_launch_us);
     if (g_lazy_load_us && !atomic_exchange(&f->loaded, 1)) sleep_us(g_lazy_load_us);
     if (g_stall_every && ++t_launches % g_stall_every == 0) sleep_us(g_stall_us);
 }
@@ -226,6 +236,8 @@ __attribute__((constructor)) static void sim_configure(void) {
     memcpy(&g_audit_depth, &ad, sizeof ad);
     const char *gl = getenv("SIMCUDA_GRAPH_LAUNCH_US");
     if (gl && *gl) g_graph_launch_us = (unsigned)strtoul(gl, NULL, 10);
+    const char *lu = getenv("SIMCUDA_LAUNCH_US");
+    if (lu && *lu) g_launch_us = (unsigned)strtoul(lu, NULL, 10);
     const char *st = getenv("SIMCUDA_STATS");
     if (st && *st && strcmp(st, "0") != 0) atexit(stats_at_exit);
 }

@@ -177,7 +177,9 @@ bool sim_jitter_enabled(void);
  * its first launch (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2): with
  * SIMCUDA_LAZY_LOAD_US=N a function's first launch takes N us more. And a launch now and then
  * takes far longer than usual (the thread preempted, a page fault): with SIMCUDA_LAUNCH_STALL=K:N
- * every K-th kernel launch of a thread takes N us more. */
+ * every K-th kernel launch of a thread takes N us more. SIMCUDA_LAUNCH_US=N: every kernel launch
+ * takes N us more, spent spinning (a GPU driver's 3-4 us a launch, against the simulator's
+ * fraction of one, where a test's outcome rests on what a replay saves). */
 void sim_launch_host_time(sim_func *f);
 void sim_graph_launch_host_time(void); /* SIMCUDA_GRAPH_LAUNCH_US; counts the graph launch for the audit */
 void sim_audit_launch(void);           /* a launch, for libsimaudit.so (sim_audit.c) */
