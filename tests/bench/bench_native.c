@@ -3,7 +3,7 @@
  *
  *   bench_native --module PATH [--pattern norepeat|random|repeat|ring|step] [--k 16] [--n 4096]
  *                [--blocks 9] [--steps 50] [--warmup 20] [--check-steps 20]
- *                [--schedule LETTERS] [--host-us U]
+ *                [--schedule LETTERS] [--host-us U] [--host-kb K]
  *
  * A step is K launches on one non-blocking stream and a host synchronisation:
  *   norepeat  mix(x, salt) K times with a salt that is new at every launch:
@@ -21,6 +21,9 @@
  *             patches itself each step (cuGraphExecKernelNodeSetParams)
  * --host-us U: the host spins U microseconds before every launch, as a framework's
  * own work between launches would (Python, a dispatcher): a slower host.
+ * --host-kb K: the host writes a byte in every cache line of a K KiB buffer
+ * before every launch, as a framework's own memory traffic between launches
+ * would: encore's state is no longer in the caches when the launch comes.
  * The module is a PTX file (bench_native_kernels.ptx on a GPU) or, on the
  * simulated driver, tests/prog's libprogkernels.so (same names and
  * parameters). The driver is reached through dlsym (encore interposes it).
@@ -123,6 +126,8 @@ static struct {
     uint64_t rng;                       /* random: the generator's state */
     unsigned n;
     uint64_t host_ns;                   /* --host-us: host work before each launch */
+    unsigned char *host_buf;            /* --host-kb: memory the host touches before each launch */
+    size_t host_bytes;
     CUfunction fill, mix, add;
     CUstream s;
     CUdeviceptr x, y;                   /* the pair this step works on */
@@ -137,6 +142,8 @@ static void launch_grid(CUfunction f, unsigned grid, void **params) {
     if (B.host_ns) /* --host-us: the host's own work before this launch */
         for (uint64_t end = bench_now_ns() + B.host_ns; bench_now_ns() < end;) {
         }
+    for (size_t i = 0; i < B.host_bytes; i += 64) /* --host-kb: the host's own memory traffic */
+        B.host_buf[i]++;
     CK((B.direct ? d_cuLaunchKernel : p_cuLaunchKernel)(f, grid, 1, 1, block, 1, 1, 0, B.s, params, NULL));
 }
 
@@ -251,6 +258,8 @@ int main(int argc, char **argv) {
             schedule = v;
         else if (!strcmp(a, "--host-us"))
             B.host_ns = (uint64_t)(atof(v) * 1000.0);
+        else if (!strcmp(a, "--host-kb"))
+            B.host_bytes = (size_t)atol(v) * 1024u;
         else {
             fprintf(stderr, "bench_native: unknown argument %s\n", a);
             return 2;
@@ -264,6 +273,10 @@ int main(int argc, char **argv) {
         strspn(schedule, "EPAGDBT") != strlen(schedule)) {
         fprintf(stderr, "bench_native: usage: --module PATH [--pattern norepeat|random|repeat|ring|step] "
                         "[--schedule E|PA|PAG|DAP|PAB...]\n");
+        return 2;
+    }
+    if (B.host_bytes && !(B.host_buf = calloc(B.host_bytes, 1))) {
+        fprintf(stderr, "bench_native: --host-kb: out of memory\n");
         return 2;
     }
     int want_graph = strchr(schedule, 'G') != NULL;
