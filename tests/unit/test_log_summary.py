@@ -115,6 +115,22 @@ with tempfile.TemporaryDirectory() as d:
     check("log-summary --json: exact kernel names kept",
           procs and procs[0]["top_sequences"][0]["kernels"] == ["gemm", "_Z6k_axpyPfPKffi"])
 
+    # issue 28: time leads a process's lines, the measured self-check first, then the estimate
+    t = os.path.join(d, "time.jsonl")
+    write(t, [start(400, "python serve.py"),
+              summary(400, 1000, 900, time_balance_ns=-1500000, time_saved_ns=2000000, time_lost_ns=3500000,
+                      per_launch_ns=2625, launch_samples=40, self_checks=3, self_check_permille=1042)])
+    rc, out, _ = run(t)
+    check("log-summary: the time line leads, measured ratio then the estimate",
+          "  time          steps 1.042x as long with encore active (measured: 3 self-checks); host time saved "
+          "+2.000 ms, lost -3.500 ms, balance -1.500 ms (estimate: 2.62 us a launch, median of 40 timed)" in out
+          and out.index("  time ") < out.index("  launches "), out)
+    check("log-summary: a log without the time fields has no time line", "  time  " not in run(a)[1])
+    rc, out, _ = run("--json", t)
+    pj = (json.loads(out).get("processes") or [{}])[0] if rc == 0 else {}
+    check("log-summary --json: the time fields of the summary",
+          pj.get("time_balance_ns") == -1500000 and pj.get("self_check_permille") == 1042, str(pj)[:300])
+
     rc, out, _ = run("-", stdin=open(a, encoding="utf-8").read())
     check("log-summary: '-' reads stdin", rc == 0 and "pid 100" in out)
     rc, out, err = run(os.path.join(d, "missing.jsonl"))
