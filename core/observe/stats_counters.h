@@ -26,12 +26,13 @@
  * Not in this list, kept by hand because they are not one summed uint64_t:
  * the arrays (calls, divergences_by_kind, flushes, eager_by, learnt,
  * flushes_by_cause: report groups with keys and labels of their own in
- * report.c, and the flush points' top list), the rare events counted once
+ * report.c, and the flush points' top list; launch_hist, read only through
+ * its median, per_launch_ns), the rare events counted once
  * for the process in globals of stats.c (graphs_captured, graphs_evicted,
  * capture_failures, oom_retries, disabled), the values the engine is asked for
  * (event_nodes_turned_back, events_not_held), and the derived ones, computed
  * at the snapshot (captured_never_replayed and self_check_permille in stats.c; per_launch_ns,
- * recording_ns, time_* and the streams' time in core/streams/worth.c). */
+ * per_launch_mean_ns, recording_ns, time_* and the streams' time in core/streams/worth.c). */
 #ifndef ENCORE_STATS_COUNTERS_H
 #define ENCORE_STATS_COUNTERS_H
 
