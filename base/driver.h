@@ -2,7 +2,7 @@
  *
  * Resolved once from the real libcuda through its own cuGetProcAddress, at
  * the version encore was built against. Every call the engine makes through
- * these runs with enc_tls_guard set. */
+ * these runs with enc_thr.guard set. */
 #ifndef ENCORE_DRIVER_H
 #define ENCORE_DRIVER_H
 

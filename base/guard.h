@@ -1,6 +1,6 @@
 /* encore: the re-entrancy guard.
  *
- * enc_tls_guard is set on a thread while encore itself runs (or the driver
+ * enc_thr.guard is set on a thread while encore itself runs (or the driver
  * runs inside a hooked call): hooks reached meanwhile pass straight through,
  * so nothing encore does is recorded, held or counted as the program's.
  *
@@ -18,7 +18,7 @@
 #ifndef ENCORE_GUARD_H
 #define ENCORE_GUARD_H
 
-extern __thread int enc_tls_guard __attribute__((tls_model("initial-exec")));
+#include "base/thread.h"
 
 /* Its values: 0 in the program's code; ENC_GUARD_OWN in encore's own code
  * (which may hold encore's locks); ENC_GUARD_DRIVER in the driver, running
@@ -30,12 +30,12 @@ extern __thread int enc_tls_guard __attribute__((tls_model("initial-exec")));
 #define ENC_GUARD_DRIVER 2
 
 static inline int enc_guard_enter(void) {
-    int was = enc_tls_guard;
-    enc_tls_guard = 1;
+    int was = enc_thr.guard;
+    enc_thr.guard = 1;
     return was;
 }
 
-static inline void enc_guard_restore(const int *was) { enc_tls_guard = *was; }
+static inline void enc_guard_restore(const int *was) { enc_thr.guard = *was; }
 
 #define ENC_GUARDED                                                                                  \
     for (int enc_guard_was_ __attribute__((cleanup(enc_guard_restore), unused)) = enc_guard_enter(), \
@@ -44,6 +44,6 @@ static inline void enc_guard_restore(const int *was) { enc_tls_guard = *was; }
 
 /* For a thread of encore's own, or the exit handler, that never hands control
  * back to the program: the guard stays set for the rest of the thread. */
-static inline void enc_guard_set_for_good(void) { enc_tls_guard = 1; }
+static inline void enc_guard_set_for_good(void) { enc_thr.guard = 1; }
 
 #endif

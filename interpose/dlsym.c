@@ -25,7 +25,7 @@
 static void *interpose_symbol(const char *name, void *real) {
     if (name[0] != 'c' || name[1] != 'u' || enc_is_ours(real) || !enc_in_libcuda(real)) return real;
     enc_interpose_ensure_init();
-    if (!enc_active && !enc_counting_only) return real; /* switched off (ENCORE=0 still counts launches) */
+    if (!enc_hot.active && !enc_hot.counting_only) return real; /* switched off (ENCORE=0 still counts launches) */
     int i = enc_find_export(name);
     if (i >= 0) {
         void *expected = NULL;
@@ -38,7 +38,7 @@ static void *interpose_symbol(const char *name, void *real) {
 
 __attribute__((visibility("hidden"))) void *enc_dlsym_impl(void *handle, const char *name) {
     void *p = enc_real_dlsym(handle, name);
-    if (!p || enc_tls_guard) return p;
+    if (!p || enc_thr.guard) return p;
     return interpose_symbol(name, p);
 }
 

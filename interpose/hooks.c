@@ -121,7 +121,7 @@ void *enc_trampoline_for(void *real, const char *name) {
 void *enc_trampoline_enter(unsigned int index) {
     void *target = __atomic_load_n(&trampoline_target[index], __ATOMIC_ACQUIRE);
     enc_core_current_ctx_changed(1); /* an unknown entry point may change or destroy any current context */
-    if (!enc_tls_guard && enc_active) ENC_GUARDED {
+    if (!enc_thr.guard && enc_hot.active) ENC_GUARDED {
             enc_stats_count_call(ENC_CLASS_FLUSH_ALL);
             enc_core_flush_all(ENC_FLUSH_ALL_CALL);
             enc_core_wide_call_begin(); /* a barrier only: we do not see the call return */
@@ -160,19 +160,19 @@ static void unload(int entry) {
 }
 
 int enc_hook_pre(int entry, CUstream stream, int per_thread) {
-    if (enc_tls_guard) return 0;
+    if (enc_thr.guard) return 0;
     enc_interpose_ensure_init();
     int cls = enc_entry_class[entry];
     if ((enc_entry_flags[entry] & ENC_F_CURRENT_CTX) || cls == ENC_CLASS_FLUSH_ALL) /* active or not */
         enc_core_current_ctx_changed(cls == ENC_CLASS_FLUSH_ALL); /* a context destroyed: on every thread */
-    if (!enc_active) {
-        if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return 0; /* straight through: no lock, no join */
-        enc_tls_guard = ENC_GUARD_OWN;
+    if (!enc_hot.active) {
+        if (__atomic_load_n(&enc_hot.forked_child, __ATOMIC_RELAXED)) return 0; /* straight through: no lock, no join */
+        enc_thr.guard = ENC_GUARD_OWN;
         enc_core_join_pending(); /* released before encore switched off */
-        enc_tls_guard = ENC_GUARD_DRIVER;
+        enc_thr.guard = ENC_GUARD_DRIVER;
         return 1;
     }
-    enc_tls_guard = ENC_GUARD_OWN;
+    enc_thr.guard = ENC_GUARD_OWN;
     enc_stats_count_call(cls);
     uint32_t flags = enc_entry_flags[entry];
     enc_flush_cause = entry + 1; /* what this call makes the core issue is counted against it */
@@ -198,20 +198,20 @@ int enc_hook_pre(int entry, CUstream stream, int per_thread) {
     take_pending(cls, flags, stream, per_thread, one_stream);
     if (cls == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_begin();
     if (flags & ENC_F_WAITS) enc_core_wait_begin(); /* last: the driver's call alone is timed */
-    enc_tls_guard = ENC_GUARD_DRIVER;
+    enc_thr.guard = ENC_GUARD_DRIVER;
     return 1;
 }
 
 int enc_hook_pre_func_set(int entry, const enc_func_set *c) {
-    if (enc_tls_guard) return 0;
+    if (enc_thr.guard) return 0;
     enc_interpose_ensure_init();
-    if (!(enc_entry_flags[entry] & ENC_F_FUNC_SET) || !enc_active) return enc_hook_pre(entry, ENC_NO_STREAM, 0);
-    enc_tls_guard = ENC_GUARD_OWN;
+    if (!(enc_entry_flags[entry] & ENC_F_FUNC_SET) || !enc_hot.active) return enc_hook_pre(entry, ENC_NO_STREAM, 0);
+    enc_thr.guard = ENC_GUARD_OWN;
     enc_stats_count_call(enc_entry_class[entry]);
     enc_flush_cause = entry + 1;
     enc_core_func_set_begin(c);
     enc_flush_cause = 0;
-    enc_tls_guard = ENC_GUARD_DRIVER;
+    enc_thr.guard = ENC_GUARD_DRIVER;
     return 1;
 }
 
@@ -219,9 +219,9 @@ static CUresult post(int entry, CUstream stream, int per_thread, CUresult result
 
 /* After the driver call: encore's own code again, until the wrapper returns to the program. */
 CUresult enc_hook_post(int entry, CUstream stream, int per_thread, CUresult result) {
-    enc_tls_guard = ENC_GUARD_OWN;
+    enc_thr.guard = ENC_GUARD_OWN;
     result = post(entry, stream, per_thread, result);
-    enc_tls_guard = 0;
+    enc_thr.guard = 0;
     return result;
 }
 
@@ -233,7 +233,7 @@ static CUresult post(int entry, CUstream stream, int per_thread, CUresult result
     if (enc_entry_class[entry] == ENC_CLASS_FLUSH_ALL) enc_core_wide_call_end();
     if (__builtin_expect(result != CUDA_SUCCESS, 0) && (enc_entry_flags[entry] & ENC_F_INIT))
         enc_core_driver_init_failed(result);
-    if (!enc_active) return result;
+    if (!enc_hot.active) return result;
     uint32_t flags = enc_entry_flags[entry];
     if (flags & ENC_F_WAITS) enc_core_wait_end();
     if (flags & ENC_F_POLLS) enc_core_polled();
@@ -254,7 +254,7 @@ static CUresult post(int entry, CUstream stream, int per_thread, CUresult result
 }
 
 int enc_hook_pre_obj(int entry, CUstream stream, int per_thread, uintptr_t object) {
-    if (enc_tls_guard) return 0;
+    if (enc_thr.guard) return 0;
     hook_object = object;
     return enc_hook_pre(entry, stream, per_thread);
 }
@@ -265,17 +265,17 @@ CUresult enc_hook_post_obj(int entry, CUstream stream, int per_thread, CUresult 
 }
 
 void enc_hook_event(CUevent ev) {
-    if (enc_tls_guard || !__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
-    enc_tls_guard = 1;
-    if (enc_active) enc_core_event_observe(ev);
-    enc_tls_guard = 0;
+    if (enc_thr.guard || !__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
+    enc_thr.guard = 1;
+    if (enc_hot.active) enc_core_event_observe(ev);
+    enc_thr.guard = 0;
 }
 
 int enc_hook_pre_op(int entry, CUstream stream, int per_thread, const enc_op *op) {
-    if (enc_tls_guard) return 0;
+    if (enc_thr.guard) return 0;
     enc_interpose_ensure_init();
-    if (!enc_active || !(enc_entry_flags[entry] & ENC_F_NODE)) return enc_hook_pre(entry, stream, per_thread);
-    enc_tls_guard = 1;
+    if (!enc_hot.active || !(enc_entry_flags[entry] & ENC_F_NODE)) return enc_hook_pre(entry, stream, per_thread);
+    enc_thr.guard = 1;
     int cls = enc_entry_class[entry];
     enc_stats_count_call(cls);
     enc_flush_cause = entry + 1;
@@ -284,20 +284,20 @@ int enc_hook_pre_op(int entry, CUstream stream, int per_thread, const enc_op *op
     enc_flush_cause = 0;
     if (r == 2) {
         enc_core_act_on_requests();
-        enc_tls_guard = 0;
+        enc_thr.guard = 0;
         return 2;
     }
     take_pending(cls, 0, stream, per_thread, 1);
     if (enc_entry_flags[entry] & ENC_F_WAITS) enc_core_wait_begin(); /* last: the driver's call alone is timed */
-    enc_tls_guard = ENC_GUARD_DRIVER;
+    enc_thr.guard = ENC_GUARD_DRIVER;
     return r == 1 ? 3 : 1;
 }
 
 CUresult enc_hook_post_op(int entry, CUstream stream, int per_thread, CUresult result, int own) {
-    if (own == 3 && result != CUDA_SUCCESS && enc_active) {
-        enc_tls_guard = 1;
+    if (own == 3 && result != CUDA_SUCCESS && enc_hot.active) {
+        enc_thr.guard = 1;
         enc_core_op_failed(stream, per_thread);
-        enc_tls_guard = 0;
+        enc_thr.guard = 0;
     }
     return enc_hook_post(entry, stream, per_thread, result);
 }

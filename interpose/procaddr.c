@@ -106,9 +106,9 @@ static CUresult gpa_common(void *real, int with_status, const char *sym, void **
         return CUDA_ERROR_NOT_INITIALIZED;
     }
     CUresult r = real_gpa(real, with_status, sym, pfn, ver, flags, status);
-    if (r != CUDA_SUCCESS || !pfn || !*pfn || !sym || enc_tls_guard) return r;
+    if (r != CUDA_SUCCESS || !pfn || !*pfn || !sym || enc_thr.guard) return r;
     enc_interpose_ensure_init();
-    if (!enc_active && !enc_counting_only) return r; /* switched off: the driver's own pointers */
+    if (!enc_hot.active && !enc_hot.counting_only) return r; /* switched off: the driver's own pointers */
     ENC_GUARDED *pfn = wrap_proc(real, with_status, sym, ver, flags, *pfn);
     return r;
 }

@@ -26,7 +26,7 @@
 
 extern char **environ;
 
-enc_options enc_opt;
+enc_options enc_opt __attribute__((aligned(64)));
 
 const enc_option_desc enc_option_table[] = {
 #define ENC_OPT_ROW(field, env, type, def, min, max, help) \

@@ -39,7 +39,7 @@ void enc_graph_end_update(enc_store *s, uint32_t id) {
 
 void enc_graph_end_mark(enc_stream_state *st, uint32_t node) {
     ENC_TSTAT_ADD(holds_at_graph_end, 1);
-    if (!st->early_node) __atomic_fetch_add(&enc_n_early, 1, __ATOMIC_RELAXED);
+    if (!st->early_node) __atomic_fetch_add(&enc_hot.n_early, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&st->early_node, node, __ATOMIC_RELAXED); /* read unlocked by enc_core_flush_all */
 }
 
@@ -58,7 +58,7 @@ static void score(enc_stream_state *st, uint32_t id, int d) {
 static uint32_t unmark(enc_stream_state *st) {
     uint32_t id = st->early_node;
     __atomic_store_n(&st->early_node, 0, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&enc_n_early, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_hot.n_early, 1, __ATOMIC_RELAXED);
     return id;
 }
 

@@ -45,7 +45,7 @@ CUstream enc_stream_begin_issue(enc_stream_state *st, int *pushed, int *side) {
 void enc_stream_end_issue(enc_stream_state *st, int pushed, int side) {
     if (side && enc_drv.eventRecord(st->ev_done, st->side) == CUDA_SUCCESS && !st->join_pending) {
         __atomic_store_n(&st->join_pending, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&enc_hot.n_join_pending, 1, __ATOMIC_RELAXED);
     }
     enc_stream_leave_ctx(pushed);
 }
@@ -54,7 +54,7 @@ void enc_stream_join_side(enc_stream_state *st) {
     if (__builtin_expect(st->join_pending, 0) && enc_tid() == st->owner) {
         enc_drv.streamWaitEvent(CU_STREAM_PER_THREAD, st->ev_done, 0);
         __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
-        __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_hot.n_join_pending, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -65,9 +65,9 @@ void enc_stream_join_side(enc_stream_state *st) {
  * stream, legacy-stream work waits for the side stream (a blocking stream),
  * and context-wide synchronisation covers it (it is in the context). */
 void enc_stream_join_own_sides(void) {
-    if (__builtin_expect(__atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0, 1)) return;
+    if (__builtin_expect(__atomic_load_n(&enc_hot.n_join_pending, __ATOMIC_RELAXED) == 0, 1)) return;
     pid_t me = enc_tid();
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->join_pending, __ATOMIC_RELAXED)) continue;
@@ -89,9 +89,7 @@ int enc_stream_hold_ok(enc_stream_state *st) {
     return enc_drv.eventRecord(st->ev_start, CU_STREAM_PER_THREAD) == CUDA_SUCCESS;
 }
 
-/* ---- stream attributes ------------------------------------------------------------ */
-
-uint32_t enc_attr_gen;
+/* ---- stream attributes (enc_hot.attr_gen: core/state/gate.h) ------------------------ */
 
 /* Do streams a and b answer the same for attribute id? Both refusing it
  * (not a stream attribute, or not on this driver) counts as the same. */
@@ -119,7 +117,7 @@ static int same_attr(CUstream a, CUstream b, int id) {
  * (launches released from another thread run on encore's side stream) and on
  * a stream with graphs of mixed node priorities (st->mixed_prio). */
 void enc_stream_check_attrs(enc_stream_state *st) {
-    uint32_t gen = __atomic_load_n(&enc_attr_gen, __ATOMIC_ACQUIRE);
+    uint32_t gen = __atomic_load_n(&enc_hot.attr_gen, __ATOMIC_ACQUIRE);
     int like = 0;
     if (enc_drv.streamGetAttribute) {
         int pushed = enc_stream_enter_ctx(st);

@@ -19,8 +19,6 @@ void enc_stream_join_side(enc_stream_state *st);
 void enc_stream_join_own_sides(void);
 /* Before holding on a per-thread stream: mark where the hold starts (0: cannot hold). */
 int enc_stream_hold_ok(enc_stream_state *st);
-/* Stream attributes changed somewhere (cuStreamSetAttribute, cuStreamCopyAttributes) when this moved; atomic. */
-extern uint32_t enc_attr_gen;
 /* Compare st's stream's attributes with encore's capture stream's (sets attrs_differ and attr_gen). */
 void enc_stream_check_attrs(enc_stream_state *st);
 /* Has st's stream the priority of encore's capture stream? (driver calls) */

@@ -232,7 +232,7 @@ void enc_layouts_free(enc_layout *retired) {
  * and the holding of all of them (cuDNN and cuBLAS set attributes of their
  * CUfunctions; PyTorch's kernels are CUkernels: issue 28). */
 static int kernel_function(CUfunction *out, void *kernel) {
-    return enc_drv.kernelGetFunction && __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) == 0 &&
+    return enc_drv.kernelGetFunction && __atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) == 0 &&
            enc_drv.kernelGetFunction(out, (CUkernel)kernel) == CUDA_SUCCESS;
 }
 

@@ -399,7 +399,7 @@ enum capture_for { FOR_SEQUENCE, FOR_CONFIG, FOR_STRUCTURE };
 /* Capture st's sequence into a graph for candidate c. With st->mu held. */
 static void capture(enc_stream_state *st, enc_candidate *c, enum capture_for what_for) {
     int structural = what_for != FOR_SEQUENCE;
-    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
+    if (__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) > 0) return; /* try again next time */
     if (__atomic_load_n(&captures_stopped, __ATOMIC_RELAXED)) return;
     if (!sequence_allowed(&st->seq)) {
         c->state = ENC_CAND_NEVER;

@@ -246,7 +246,7 @@ static void note_turned_back(void) {
  * event that got its handle (docs/driver-rules.md). */
 void enc_nodes_unname(CUevent ev) {
     if (!ev || !__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED)) return;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->store.ngraphs_ev, __ATOMIC_RELAXED)) continue; /* most stores: no lock taken */
@@ -269,7 +269,7 @@ int enc_graph_unname_event(enc_graph *g, CUevent ev) {
         if (cur != ev) continue;
         /* no driver call while the program captures (one could invalidate its capture): g goes
          * (its destroy waits for the capture's end: prog_capture.c) */
-        if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
+        if (__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
         enc_op op = op_at(r, g->arena);
         if (set_event(g->exec, g->knodes[i].node, op.kind, cap) != CUDA_SUCCESS) return 0;
         op.ev = cap;

@@ -298,7 +298,7 @@ static enum replay_outcome replay_held(enc_stream_state *st) {
 static int stop_holding(enc_stream_state *st) {
     if (!st->held) return 0;
     __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_hot.n_held, 1, __ATOMIC_RELAXED);
     return 1;
 }
 

@@ -20,7 +20,7 @@
 static enc_stream_state *lru_owner(enc_stream_state *self) {
     enc_stream_state *best = NULL;
     uint64_t best_used = UINT64_MAX;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->store.ngraphs, __ATOMIC_RELAXED)) continue;

@@ -11,7 +11,6 @@
 #include "core/observe/stats_engine.h"
 #include "core/observe/topk.h"
 
-__thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
 static enc_tstats *all_tstats; /* every thread's block, pushed once per thread */
 static uint64_t g_captured, g_evicted, g_capture_failures, g_oom_retries;
 static int g_disabled;
@@ -25,7 +24,7 @@ static pthread_once_t tstats_key_once = PTHREAD_ONCE_INIT;
 static int tstats_key_ok;
 
 static void tstats_release(void *block) {
-    enc_tstats_tls = NULL; /* a later count from this thread's exit takes a block again */
+    enc_thr.tstats = NULL; /* a later count from this thread's exit takes a block again */
     __atomic_store_n(&((enc_tstats *)block)->in_use, 0, __ATOMIC_RELEASE);
 }
 
@@ -46,14 +45,15 @@ enc_tstats *enc_tstats_slow(void) {
     pthread_once(&tstats_key_once, tstats_key_create);
     enc_tstats *t = tstats_key_ok ? tstats_reuse() : NULL;
     if (!t) {
-        t = calloc(1, sizeof *t); /* once per thread alive at once */
-        if (!t) return NULL;
+        if (posix_memalign((void **)&t, _Alignof(enc_tstats), sizeof *t) != 0)
+            return NULL; /* once per thread alive at once */
+        memset(t, 0, sizeof *t);
         t->in_use = 1;
         t->next = __atomic_load_n(&all_tstats, __ATOMIC_ACQUIRE);
         while (!__atomic_compare_exchange_n(&all_tstats, &t->next, t, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
     }
     if (tstats_key_ok) pthread_setspecific(tstats_key, t);
-    enc_tstats_tls = t;
+    enc_thr.tstats = t;
     return t;
 }
 

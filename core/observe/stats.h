@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/enums.h"
+#include "base/thread.h"
 #include "core/observe/stats_counters.h"
 
 #define ENC_FLUSH_CALLS_TOP 5 /* flush points listed by CUDA call */
@@ -122,8 +123,10 @@ int enc_stats_touched(void);
  * Per-thread counters: only the owning thread writes (relaxed atomic stores,
  * no locked instruction); snapshots read them with relaxed loads. */
 typedef struct enc_tstats {
-    ENC_TSTAT_COUNTERS(ENC_TSTAT_FIELD) /* the summed counters, one list (stats_counters.h); the arrays: */
+    /* What every launch touches, in the first cache line (the block is aligned to one): calls[],
+     * then launches_seen and the rest of ENC_TSTAT_LAUNCHES (first in the list). */
     uint64_t calls[ENC_CLASS_COUNT];
+    ENC_TSTAT_COUNTERS(ENC_TSTAT_FIELD) /* the summed counters, one list (stats_counters.h); the arrays: */
     uint64_t divergences_by_kind[ENC_DIV_KIND_COUNT];
     uint64_t flushes[ENC_FLUSH_REASON_COUNT];
     uint64_t eager_by[ENC_EAGER_REASON_COUNT];
@@ -132,14 +135,13 @@ typedef struct enc_tstats {
     uint64_t flushes_by_cause[ENC_MAX_CAUSES];
     int in_use; /* a live thread writes it; atomic (an exited thread's block goes to the next new thread) */
     struct enc_tstats *next;
-} enc_tstats;
+} __attribute__((aligned(64))) enc_tstats;
 
 enc_tstats *enc_tstats_slow(void);
 /* Count one hook call of class `cls` (thread-local, no locked instruction). */
 void enc_stats_count_call(int cls);
-extern __thread enc_tstats *enc_tstats_tls __attribute__((tls_model("initial-exec")));
 static inline enc_tstats *enc_tstats_get(void) {
-    enc_tstats *t = enc_tstats_tls;
+    enc_tstats *t = enc_thr.tstats;
     return __builtin_expect(t != 0, 1) ? t : enc_tstats_slow();
 }
 #define ENC_TSTAT_ADD(field, v)                                                  \

@@ -93,8 +93,9 @@
     X(release_samples,           NULL,                                              ENC_NO_WHOLE,              "those ends (full, or the anchor came again)")
 
 /* Every part, in the order of the JSON summary (the unreported ones first). */
+/* The launch path's first: after a thread's calls[] they share its block's first cache line (stats.h). */
 #define ENC_TSTAT_COUNTERS(X) \
-    ENC_TSTAT_UNREPORTED(X) ENC_TSTAT_TIME(X) ENC_TSTAT_RECORD_TIME(X) ENC_TSTAT_LAUNCHES(X) ENC_TSTAT_REPLAYED(X) \
+    ENC_TSTAT_LAUNCHES(X) ENC_TSTAT_UNREPORTED(X) ENC_TSTAT_TIME(X) ENC_TSTAT_RECORD_TIME(X) ENC_TSTAT_REPLAYED(X) \
     ENC_TSTAT_GRAPHS(X) ENC_TSTAT_DIVERGENCES(X) ENC_TSTAT_HOLDS(X) ENC_TSTAT_HOST(X)
 /* clang-format on */
 

@@ -28,13 +28,11 @@
  * context must pass through. The answer only changes at the calls that set or destroy a current
  * context, which the hooks see (the policy table's ENC_F_CURRENT_CTX; flush-everything calls, unknown
  * entry points among them), so it is remembered per thread in between. */
-uint32_t enc_ctx_gen = 1;
-__thread enc_cur_ctx enc_tls_cur_ctx __attribute__((tls_model("initial-exec")));
 
 void enc_core_current_ctx_changed(int every_thread) {
-    enc_tls_cur_ctx.gen = 0;
-    if (every_thread && __atomic_add_fetch(&enc_ctx_gen, 1, __ATOMIC_RELEASE) == 0) /* wrapped: never 0 */
-        __atomic_add_fetch(&enc_ctx_gen, 1, __ATOMIC_RELEASE);
+    enc_thr.cur_ctx.gen = 0;
+    if (every_thread && __atomic_add_fetch(&enc_hot.ctx_gen, 1, __ATOMIC_RELEASE) == 0) /* wrapped: never 0 */
+        __atomic_add_fetch(&enc_hot.ctx_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* The primary context a reset or release on this thread is about to destroy. */

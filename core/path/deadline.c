@@ -45,9 +45,9 @@ static void *deadline_main(void *arg) {
     }
     for (;;) {
         nanosleep(&nap, NULL);
-        if (!__atomic_load_n(&enc_n_held, __ATOMIC_RELAXED)) continue;
+        if (!__atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED)) continue;
         uint64_t now = enc_now_ns();
-        int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+        int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
         for (int i = 0; i < n; i++) release_if_late(enc_states[i], now, (uint64_t)dl);
         enc_core_act_on_requests(); /* a release failed stickily: no lock held here */
     }

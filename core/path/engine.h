@@ -11,26 +11,10 @@
 
 #include "base/guard.h"
 #include "core/state/calls.h"
+#include "core/state/gate.h"
 #include "core/observe/stats.h"
 
-/* 1 once start-up ran and encore is deferring; 0 for pass-through
- * (ENCORE=0, or after an internal failure). */
-extern int enc_active;
-extern int enc_initialized;
-/* 1 once encore switched itself off (enc_core_disable): launches are still
- * counted (seen, eager), so that the report accounts for every one. */
-extern int enc_switched_off;
-/* 1 with ENCORE=0: nothing is deferred, but the hooks are still handed out
- * (dlsym, cuGetProcAddress) so that every launch is counted (switched off). */
-extern int enc_counting_only;
-/* 1 in a process forked from one that used the driver (core/path/init.c): every
- * call passes straight through, no hook runs, no lock is taken. */
-extern int enc_forked_child;
-
-/* Non-zero while encore is switched off (core/path/switch.c): launches pass through, counted. By
- * the program (encoreSetActive(0)), by the self-check (ENCORE_SELF_CHECK: a passive block, or
- * stepped aside), or both. */
-extern int enc_paused;
+/* enc_hot.paused (core/state/gate.h): who switched encore off. */
 #define ENC_PAUSED_BY_PROGRAM 1
 #define ENC_PAUSED_BY_CHECK 2
 /* The pseudo entry point "encoreSetActive" (cuGetProcAddress): 0 issues everything held and passes
@@ -46,7 +30,7 @@ void enc_core_init(void);
 /* cuInit returned r != CUDA_SUCCESS: one warning when that means no usable device or driver. */
 void enc_core_driver_init_failed(CUresult r);
 static inline void enc_core_ensure_init(void) {
-    if (__builtin_expect(!__atomic_load_n(&enc_initialized, __ATOMIC_ACQUIRE), 0)) enc_core_init();
+    if (__builtin_expect(!__atomic_load_n(&enc_hot.initialized, __ATOMIC_ACQUIRE), 0)) enc_core_init();
 }
 
 CUresult enc_core_launch(const enc_launch *l);
@@ -62,8 +46,8 @@ void enc_core_launch_failed(CUresult r);
  * (the full path, enc_core_launch) before start-up, for a thread's first
  * count, and whenever encore is on. */
 static inline int enc_core_launch_passes(void) {
-    if (__builtin_expect(!__atomic_load_n(&enc_counting_only, __ATOMIC_RELAXED), 1)) return 0;
-    enc_tstats *t = enc_tstats_tls;
+    if (__builtin_expect(!__atomic_load_n(&enc_hot.counting_only, __ATOMIC_RELAXED), 1)) return 0;
+    enc_tstats *t = enc_thr.tstats;
     if (!t || !__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED)) return 0;
     __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
@@ -71,7 +55,7 @@ static inline int enc_core_launch_passes(void) {
     __atomic_store_n(&t->eager_by[ENC_EAGER_PASSIVE], t->eager_by[ENC_EAGER_PASSIVE] + 1, __ATOMIC_RELAXED);
     return 1;
 }
-/* A launch while switched off (enc_paused): issued (one in ENC_SAMPLE_EVERY of a thread's timed) and counted. */
+/* A launch while switched off (enc_hot.paused): issued (one in ENC_SAMPLE_EVERY of a thread's timed) and counted. */
 CUresult enc_core_launch_paused(const enc_launch *l);
 /* Switched off, before a launch or op passes through: what is held or to be joined goes first. */
 void enc_core_issue_held_while_off(void);

@@ -24,10 +24,6 @@
 #include "core/observe/report.h"
 #include "policy/options.h"
 
-int enc_initialized;
-int enc_switched_off;
-int enc_counting_only;
-int enc_forked_child;
 static int driver_ready; /* the program's cuInit succeeded */
 
 void enc_core_disable(const char *why) {
@@ -35,8 +31,8 @@ void enc_core_disable(const char *why) {
     if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
     enc_event_disabled(why);
     enc_core_flush_all(ENC_FLUSH_ALL_CALL);
-    __atomic_store_n(&enc_switched_off, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&enc_hot.switched_off, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&enc_hot.active, 0, __ATOMIC_RELEASE);
 }
 
 /* Has the driver torn itself down (at exit, before this handler ran)? */
@@ -54,7 +50,7 @@ static int driver_torn_down(void) {
  * at once. */
 static int exit_inside_encore(void) {
     static int said;
-    if (enc_tls_guard != ENC_GUARD_OWN) return 0;
+    if (enc_thr.guard != ENC_GUARD_OWN) return 0;
     if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         enc_log(ENC_LOG_WARN,
                 "exit() interrupted encore on its thread (a signal handler's exit()?): the launches encore "
@@ -65,7 +61,7 @@ static int exit_inside_encore(void) {
 
 static void at_exit(void) {
     /* A forked child's counts are its parent's: the report is the parent's to make. */
-    if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return;
+    if (__atomic_load_n(&enc_hot.forked_child, __ATOMIC_RELAXED)) return;
     int inside = exit_inside_encore();
     /* The program is done: whatever this thread calls from now on (other
      * exit handlers, destructors) passes straight through. */
@@ -73,7 +69,7 @@ static void at_exit(void) {
     /* Registered at start-up, before the driver's own exit handler, this
      * runs after it: the flush before the driver's teardown was done (see
      * below), and a driver that is gone takes nothing more. */
-    if (!inside && enc_active && !driver_torn_down()) enc_core_flush_all(ENC_FLUSH_EXIT);
+    if (!inside && enc_hot.active && !driver_torn_down()) enc_core_flush_all(ENC_FLUSH_EXIT);
     enc_report_at_exit();
 }
 
@@ -84,8 +80,8 @@ static void at_exit(void) {
  * while the driver still takes it. From here on encore passes every call
  * straight through: what the remaining exit handlers launch runs at once. */
 static void at_exit_before_driver(void) {
-    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return;
-    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&enc_hot.active, __ATOMIC_ACQUIRE)) return;
+    __atomic_store_n(&enc_hot.active, 0, __ATOMIC_RELEASE);
     if (exit_inside_encore()) return;
     ENC_GUARDED enc_core_flush_all(ENC_FLUSH_EXIT);
 }
@@ -113,15 +109,15 @@ void enc_core_driver_initialized(CUresult r) {
  * or waiting for the parent's work there can only hang or fail. Once the
  * parent has initialised the driver or used streams through encore, the
  * child passes every call straight through: no hook runs (the forking
- * thread's guard stays set; threads the child starts find enc_forked_child
+ * thread's guard stays set; threads the child starts find enc_hot.forked_child
  * on the way to any lock), no lock is taken, no join made, no report
  * written, and the forking thread forgets its identity (its cached id is
  * the parent thread's). */
 static void after_fork_in_child(void) {
-    if (!__atomic_load_n(&driver_ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&driver_ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE))
         return; /* nothing of the parent's: stay active */
-    __atomic_store_n(&enc_forked_child, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&enc_active, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&enc_hot.forked_child, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&enc_hot.active, 0, __ATOMIC_RELEASE);
     enc_stream_forget_thread();
     enc_guard_set_for_good();
     ENC_DEBUG("forked child: passing every call straight through (the CUDA state is the parent's)");
@@ -151,8 +147,8 @@ static void init_once_fn(void) {
         if (enc_opt.print_config) enc_options_print();
         int active = enc_opt.enabled;
         if (!active) { /* ENCORE=0: a baseline that still counts the launches it passes through */
-            __atomic_store_n(&enc_counting_only, 1, __ATOMIC_RELAXED);
-            __atomic_store_n(&enc_switched_off, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&enc_hot.counting_only, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&enc_hot.switched_off, 1, __ATOMIC_RELAXED);
         }
         if (active && enc_tools_step_aside()) active = 0;
         if (active) enc_nvtx_init();
@@ -164,8 +160,8 @@ static void init_once_fn(void) {
         find_audit_hooks();
         atexit(at_exit);
         pthread_atfork(NULL, NULL, after_fork_in_child);
-        __atomic_store_n(&enc_active, active, __ATOMIC_RELEASE);
-        __atomic_store_n(&enc_initialized, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&enc_hot.active, active, __ATOMIC_RELEASE);
+        __atomic_store_n(&enc_hot.initialized, 1, __ATOMIC_RELEASE);
     }
 }
 

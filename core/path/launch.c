@@ -54,9 +54,8 @@ static CUresult issue_now(const enc_launch *l, enum enc_eager_reason why) {
  * is timed, the driver's time for the eager launch that a replay saves (the
  * time estimate; a learning launch alone came a few times a thread in a
  * program that replays, and often cold). Two clock reads a sampled launch. */
-static __thread uint32_t eager_clock __attribute__((tls_model("initial-exec")));
 CUresult enc_core_call_sampled(const enc_launch *l) {
-    if (__builtin_expect(++eager_clock % ENC_SAMPLE_EVERY != 0, 1)) return AUDITED(call_real(l));
+    if (__builtin_expect(++enc_thr.eager_clock % ENC_SAMPLE_EVERY != 0, 1)) return AUDITED(call_real(l));
     uint64_t t0 = enc_now_ns();
     CUresult r = AUDITED(call_real(l));
     uint64_t ns = enc_now_ns() - t0;
@@ -72,14 +71,14 @@ static int recordable(const enc_layout *L, const enc_launch *l) {
  * for every blocking stream and the other way round, so before anything is
  * enqueued on one side, what is held on the other side must be issued. */
 void enc_launch_legacy_order(enc_stream_state *st) {
-    int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
+    int held = __atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED);
     if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return; /* only st itself */
     /* Other threads may be setting a state up meanwhile (state_query, under
      * its lock): these fields are read atomically, without it. */
     int kind = __atomic_load_n(&st->kind, __ATOMIC_RELAXED);
     CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED);
     if (kind == ENC_STREAM_EXPLICIT && !__atomic_load_n(&st->blocking, __ATOMIC_RELAXED)) return;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (o == st || !__atomic_load_n(&o->held, __ATOMIC_RELAXED) ||
@@ -98,7 +97,7 @@ void enc_launch_legacy_order(enc_stream_state *st) {
 
 /* Only st itself holds, or nothing does (the usual case): no other stream to look at. */
 static inline void legacy_order(enc_stream_state *st) {
-    int held = __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED);
+    int held = __atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED);
     if (held == 0 || (held == 1 && __atomic_load_n(&st->held, __ATOMIC_RELAXED))) return;
     enc_launch_legacy_order(st);
 }
@@ -184,8 +183,8 @@ static void order_without_state(CUstream stream, int per_thread, enum enc_flush_
         enc_core_flush_all(why);
         return;
     }
-    if (!__atomic_load_n(&enc_n_held, __ATOMIC_RELAXED)) return;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    if (!__atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED)) return;
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->held, __ATOMIC_RELAXED)) continue;
@@ -240,7 +239,7 @@ static CUresult issue_first_launch(enc_stream_state *st, const enc_launch *l) {
  * (or a per-thread stream cannot mark where the hold starts). */
 int enc_launch_start_holding(enc_stream_state *st) {
     if (st->seq.n != 0 || st->store.ngraphs == 0 || st->sparse ||
-        __atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED))
+        __atomic_load_n(&enc_hot.disable_requested, __ATOMIC_RELAXED))
         return 0;
     uint32_t c = enc_store_step(&st->store, ENC_TRIE_ROOT, st->seq.recs[0].sfp);
     if (c == ENC_NO_NODE || !enc_hold_admits(st, c) || !enc_launch_valid(st, &st->seq.recs[0]) ||
@@ -251,7 +250,7 @@ int enc_launch_start_holding(enc_stream_state *st) {
     st->hold_start = c;
     enc_record_commit(&st->seq);
     __atomic_store_n(&st->held_since, enc_now_ns(), __ATOMIC_RELAXED); /* read by the deadline thread unlocked */
-    __atomic_fetch_add(&enc_n_held, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&enc_hot.n_held, 1, __ATOMIC_RELAXED);
     enc_deadline_start();
     return 1;
 }
@@ -311,11 +310,11 @@ static int launch_elsewhere(const enc_stream_state *st) {
     if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != ENC_STREAM_EXPLICIT) return 0;
     CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED), cur = NULL;
     if (!ctx) return 0;
-    uint32_t gen = __atomic_load_n(&enc_ctx_gen, __ATOMIC_ACQUIRE);
-    if (enc_tls_cur_ctx.gen == gen) return enc_tls_cur_ctx.ctx != ctx; /* remembered (context.c) */
+    uint32_t gen = __atomic_load_n(&enc_hot.ctx_gen, __ATOMIC_ACQUIRE);
+    if (enc_thr.cur_ctx.gen == gen) return enc_thr.cur_ctx.ctx != ctx; /* remembered (context.c) */
     if (enc_drv.ctxGetCurrent(&cur) != CUDA_SUCCESS) return 0;
-    enc_tls_cur_ctx.ctx = cur;
-    enc_tls_cur_ctx.gen = gen;
+    enc_thr.cur_ctx.ctx = cur;
+    enc_thr.cur_ctx.gen = gen;
     return cur != ctx;
 }
 
@@ -334,9 +333,9 @@ static CUresult launch_on(enc_stream_state *st, const enc_launch *l) {
     legacy_order(st);
     enc_mutex_lock(&st->mu);
     if (__builtin_expect(st->join_pending, 0)) enc_stream_join_side(st);
-    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
+    if (__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) > 0) return end_sequence_and_pass_through(st, l);
     if (__builtin_expect(launch_elsewhere(st), 0)) return end_sequence_and_pass_through(st, l);
-    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_hot.attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (__builtin_expect(st->attrs_differ, 0)) return end_sequence_and_pass_through(st, l);
     if (enc_rest_note_work(st, 1)) {
@@ -362,23 +361,18 @@ static CUresult count_after_switch_off(const enc_launch *l) {
 /* ---- the shortest way: a thread's launches to a stream that rests -----------------------
  * The last explicit stream this thread sent a resting launch to. Its next
  * launch there is checked before the hook builds anything (engine.h). */
-static __thread struct {
-    CUstream stream;
-    enc_stream_state *st;
-    uint32_t gen;
-} rest_hint __attribute__((tls_model("initial-exec")));
 
 int enc_core_launch_rests(CUstream stream) {
-    enc_stream_state *st = rest_hint.st;
-    if (!st || stream != rest_hint.stream || enc_tls_guard || enc_audit_enter ||
-        !__atomic_load_n(&enc_active, __ATOMIC_RELAXED) || __atomic_load_n(&enc_paused, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&enc_n_held, __ATOMIC_RELAXED))
+    enc_stream_state *st = enc_thr.rest_hint.st;
+    if (!st || stream != enc_thr.rest_hint.stream || enc_thr.guard || enc_audit_enter ||
+        !__atomic_load_n(&enc_hot.active, __ATOMIC_RELAXED) || __atomic_load_n(&enc_hot.paused, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED))
         return 0;
-    if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != rest_hint.gen || !enc_rest_take(st)) {
-        rest_hint.st = NULL; /* retired, or the rest is over: the full path from here */
+    if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != enc_thr.rest_hint.gen || !enc_rest_take(st)) {
+        enc_thr.rest_hint.st = NULL; /* retired, or the rest is over: the full path from here */
         return 0;
     }
-    enc_tstats *t = enc_tstats_tls;
+    enc_tstats *t = enc_thr.tstats;
     if (t) {
         __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
@@ -401,28 +395,27 @@ static CUresult launch_guarded(const enc_launch *l);
 /* The whole way runs guarded (ENC_GUARD_OWN): a signal handler's exit()
  * reached from anywhere on it takes no lock of encore's (core/path/init.c). */
 CUresult enc_core_launch(const enc_launch *l) {
-    if (enc_tls_guard) return call_real(l);
+    if (enc_thr.guard) return call_real(l);
     enc_core_ensure_init();
-    if (!enc_active) {
-        if (__atomic_load_n(&enc_forked_child, __ATOMIC_RELAXED)) return call_real(l); /* no lock, no join */
+    if (!enc_hot.active) {
+        if (__atomic_load_n(&enc_hot.forked_child, __ATOMIC_RELAXED)) return call_real(l); /* no lock, no join */
         ENC_GUARDED enc_core_join_pending(); /* released before encore switched off */
-        return __atomic_load_n(&enc_switched_off, __ATOMIC_RELAXED) ? count_after_switch_off(l) : call_real(l);
+        return __atomic_load_n(&enc_hot.switched_off, __ATOMIC_RELAXED) ? count_after_switch_off(l) : call_real(l);
     }
-    enc_tls_guard = ENC_GUARD_OWN;
+    enc_thr.guard = ENC_GUARD_OWN;
     CUresult r = launch_guarded(l);
-    enc_tls_guard = 0;
+    enc_thr.guard = 0;
     return r;
 }
 
 static void wait_episode_end(void);
-static __thread uint64_t wait_episode_ns
-    __attribute__((tls_model("initial-exec"))); /* waits since this thread's last launch (ENCORE_HOLD_RAMP=2) */
 
 static CUresult launch_guarded(const enc_launch *l) {
-    if (__builtin_expect(wait_episode_ns != 0, 0)) wait_episode_end();
-    if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0)) return enc_core_launch_paused(l);
-    if (__builtin_expect(!__atomic_load_n(&enc_stats_touched_flag, __ATOMIC_RELAXED), 0)) enc_stats_touch();
+    if (__builtin_expect(enc_thr.wait_episode_ns != 0, 0)) wait_episode_end();
+    if (__builtin_expect(__atomic_load_n(&enc_hot.paused, __ATOMIC_RELAXED), 0)) return enc_core_launch_paused(l);
     enc_tstats *t = enc_tstats_get();
+    /* a thread's first launch marks the process's statistics touched: its own counters are in cache */
+    if (__builtin_expect(!t || !t->calls[ENC_CLASS_LAUNCH], 0)) enc_stats_touch();
     if (t) {
         __atomic_store_n(&t->calls[ENC_CLASS_LAUNCH], t->calls[ENC_CLASS_LAUNCH] + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&t->launches_seen, t->launches_seen + 1, __ATOMIC_RELAXED);
@@ -430,16 +423,16 @@ static CUresult launch_guarded(const enc_launch *l) {
     enc_stream_state *st = enc_stream_for(l->stream, l->per_thread, 1); /* guards its own driver calls */
     /* A resting stream with nothing held anywhere (so nothing this launch must
      * follow: enc_launch_legacy_order): the shortest way to the driver. */
-    if (st && !__atomic_load_n(&enc_n_held, __ATOMIC_RELAXED) && enc_rest_take(st)) {
+    if (st && !__atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED) && enc_rest_take(st)) {
         if (t) {
             __atomic_store_n(&t->launches_unrecorded, t->launches_unrecorded + 1, __ATOMIC_RELAXED);
             __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
             __atomic_store_n(&t->eager_by[ENC_EAGER_RESTING], t->eager_by[ENC_EAGER_RESTING] + 1, __ATOMIC_RELAXED);
         }
         if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) == ENC_STREAM_EXPLICIT) {
-            rest_hint.stream = l->stream;
-            rest_hint.st = st;
-            rest_hint.gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+            enc_thr.rest_hint.stream = l->stream;
+            enc_thr.rest_hint.st = st;
+            enc_thr.rest_hint.gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
         }
         CUresult r = enc_core_call_sampled(l);
         if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
@@ -447,7 +440,7 @@ static CUresult launch_guarded(const enc_launch *l) {
     }
     CUresult r = st ? launch_on(st, l) : pass_straight_through(l);
     if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_note_result(r);
-    if (__builtin_expect(__atomic_load_n(&enc_disable_requested, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(__atomic_load_n(&enc_hot.disable_requested, __ATOMIC_RELAXED), 0))
         enc_core_act_on_requests(); /* no lock held here */
     return r;
 }
@@ -469,11 +462,11 @@ void enc_core_opaque_launch(CUstream stream, int per_thread) {
 #define FLUSH_POINT_SHAPES (enc_opt.hold_ramp != 0 || enc_opt.tail_cut != 0)
 
 void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reason why) {
-    if (!enc_active) return;
+    if (!enc_hot.active) return;
     /* nothing open or held anywhere; a replay at a graph's end may wait for this call (graph_end.c) */
-    int quiet = __atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
-                __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0;
-    if (quiet && __atomic_load_n(&enc_n_early, __ATOMIC_RELAXED) == 0) {
+    int quiet = __atomic_load_n(&enc_hot.n_open, __ATOMIC_RELAXED) == 0 &&
+                __atomic_load_n(&enc_hot.n_join_pending, __ATOMIC_RELAXED) == 0;
+    if (quiet && __atomic_load_n(&enc_hot.n_early, __ATOMIC_RELAXED) == 0) {
         if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) { /* nothing open; a stream without a state counts nothing */
             enc_stream_state *st = enc_stream_for(stream, per_thread, 0);
             if (st) enc_sequence_flush_point(st);
@@ -493,7 +486,7 @@ void enc_core_flush_stream(CUstream stream, int per_thread, enum enc_flush_reaso
 }
 
 void enc_core_program_graph(CUstream stream, int per_thread) {
-    if (!enc_active) return;
+    if (!enc_hot.active) return;
     ENC_TSTAT_ADD(program_graph_launches, 1);
     enc_stream_state *st = enc_opt.hold_rule ? enc_stream_for(stream, per_thread, 0) : NULL;
     if (!st || __atomic_load_n(&st->rest_left, __ATOMIC_RELAXED) > 0) return; /* resting: no lock */
@@ -503,16 +496,16 @@ void enc_core_program_graph(CUstream stream, int per_thread) {
 }
 
 void enc_core_flush_all(enum enc_flush_reason why) {
-    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) == 0 &&
-        __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED) == 0 &&
-        __atomic_load_n(&enc_n_early, __ATOMIC_RELAXED) == 0) {
+    if (__atomic_load_n(&enc_hot.n_open, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&enc_hot.n_join_pending, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&enc_hot.n_early, __ATOMIC_RELAXED) == 0) {
         if (__builtin_expect(FLUSH_POINT_SHAPES, 0)) { /* nothing open */
-            int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+            int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
             for (int i = 0; i < n; i++) enc_sequence_flush_point(enc_states[i]);
         }
         return;
     }
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         if (!__atomic_load_n(&st->open, __ATOMIC_RELAXED) && !__atomic_load_n(&st->early_node, __ATOMIC_RELAXED)) {
@@ -541,7 +534,7 @@ void enc_core_stream_destroy(CUstream stream, int per_thread) {
     if (st) enc_stream_retire(st);
 }
 
-void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_attr_gen, 1, __ATOMIC_RELEASE); }
+void enc_core_stream_attrs_changed(void) { __atomic_fetch_add(&enc_hot.attr_gen, 1, __ATOMIC_RELEASE); }
 
 /* ---- the host's waits for the GPU (ENC_F_WAITS) --------------------------------------- */
 
@@ -570,7 +563,7 @@ void enc_core_wait_end(void) {
     enc_stats_touch();
     ENC_TSTAT_ADD(sync_wait_ns, ns);
     ENC_TSTAT_ADD(sync_waits, 1);
-    wait_episode_ns += ns ? ns : 1;
+    enc_thr.wait_episode_ns += ns ? ns : 1;
     launches_at_wait = own_launches() + 1;
 }
 
@@ -583,15 +576,16 @@ void enc_core_wait_end(void) {
 void enc_core_polled(void) {
     uint64_t n = own_launches();
     if (launches_at_wait && n + 1 - launches_at_wait < ENC_POLL_STEPS_AFTER) return;
-    if (!wait_episode_ns) episode_polled = 1;
-    wait_episode_ns |= 1;
+    if (!enc_thr.wait_episode_ns) episode_polled = 1;
+    enc_thr.wait_episode_ns |= 1;
 }
 
 /* The thread launches again after waiting (or polling): a step ends (the self-check), and the
  * ramp counts the wait, unless encore is switched off (a benchmark's passive block). */
 static void wait_episode_end(void) {
-    if (!episode_polled && !__atomic_load_n(&enc_paused, __ATOMIC_RELAXED)) enc_sequence_note_wait(wait_episode_ns);
-    wait_episode_ns = 0;
+    if (!episode_polled && !__atomic_load_n(&enc_hot.paused, __ATOMIC_RELAXED))
+        enc_sequence_note_wait(enc_thr.wait_episode_ns);
+    enc_thr.wait_episode_ns = 0;
     episode_polled = 0;
     enc_selfcheck_step();
 }

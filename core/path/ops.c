@@ -73,7 +73,7 @@ void enc_core_event_observe(CUevent ev) {
  * after the waits and records made before it. Nothing held: one load. */
 void enc_core_event_observe_all(void) {
     if (!__atomic_load_n(&enc_n_ev_holders, __ATOMIC_RELAXED)) return;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *o = enc_states[i];
         if (!__atomic_load_n(&o->n_held_ev, __ATOMIC_RELAXED)) continue; /* no lock taken */
@@ -128,14 +128,14 @@ static int hold_or_pass(enc_stream_state *st, const enc_op *op) {
 }
 
 static int take(enc_stream_state *st, const enc_op *op) {
-    if (__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
+    if (__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) > 0) return 0;
     /* A stream's ops count in its rest windows and rests as its launches do (rest.c): a stream
      * of event records, waits and copies alone (JAX op by op's second stream) ended no window,
      * so it never rested and its ops were recorded for ever, each sequence too short to capture
      * (2026-11-27: JAX op by op 2% slower active than passing through). */
     if (enc_rest_take(st)) return 0;
     if (enc_rest_note_work(st, 1)) return 0;
-    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_attr_gen, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(st->attr_gen != __atomic_load_n(&enc_hot.attr_gen, __ATOMIC_RELAXED), 0))
         enc_stream_check_attrs(st);
     if (st->attrs_differ || (st->sparse && !st->held)) return 0;
     void *params[1] = {(void *)op};
@@ -166,7 +166,7 @@ int enc_core_op(const enc_op *op, CUstream stream, int per_thread) {
      * cost the passive blocks a hold and a flush at each memset, copy and event op: the
      * benchmarks' passive baseline ran slower than eager, and a check that stepped aside still
      * held the program's ops. */
-    if (__builtin_expect(__atomic_load_n(&enc_paused, __ATOMIC_RELAXED), 0)) {
+    if (__builtin_expect(__atomic_load_n(&enc_hot.paused, __ATOMIC_RELAXED), 0)) {
         enc_core_issue_held_while_off();
         return 0;
     }

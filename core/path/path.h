@@ -14,14 +14,8 @@
 
 /* ---- context.c: the calling thread's current context, remembered ---------------------------------- */
 
-/* What cuCtxGetCurrent last answered on this thread, valid while `gen` is enc_ctx_gen: the hooks forget
+/* What cuCtxGetCurrent last answered on this thread, valid while `gen` is enc_hot.ctx_gen: the hooks forget
  * it (enc_core_current_ctx_changed) at every call that may change the thread's current context. */
-typedef struct enc_cur_ctx {
-    CUcontext ctx;
-    uint32_t gen;
-} enc_cur_ctx;
-extern uint32_t enc_ctx_gen; /* atomic; never 0: a thread's zeroed cache starts out of date */
-extern __thread enc_cur_ctx enc_tls_cur_ctx __attribute__((tls_model("initial-exec")));
 
 /* ---- validate.c: what a held launch must keep; function attribute changes -------- */
 
@@ -31,8 +25,6 @@ typedef struct enc_dev_limits {
     CUdevice dev;
     unsigned max_grid[3], max_block[3], max_threads;
 } enc_dev_limits;
-
-extern unsigned enc_func_attr_gen; /* bumped when the program changes a function attribute; atomic */
 
 /* Why the driver might refuse launch r on st's stream now (its function's and device's limits,
  * or they cannot be read), or NULL: a refused launch is issued eagerly, after what is held. */
@@ -49,7 +41,8 @@ static inline __attribute__((always_inline)) int enc_launch_valid(enc_stream_sta
             r->block[0] - 1u < d->max_block[0] && r->block[1] - 1u < d->max_block[1] &&
             r->block[2] - 1u < d->max_block[2] && threads <= d->max_threads &&
             !__atomic_load_n(&L->untrusted, __ATOMIC_RELAXED) &&
-            __atomic_load_n(&L->lim_gen, __ATOMIC_ACQUIRE) == __atomic_load_n(&enc_func_attr_gen, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&L->lim_gen, __ATOMIC_ACQUIRE) ==
+                __atomic_load_n(&enc_hot.func_attr_gen, __ATOMIC_ACQUIRE) &&
             (!L->is_kernel || __atomic_load_n(&L->lim_dev, __ATOMIC_RELAXED) == (int)d->dev) &&
             threads <= (uint64_t)__atomic_load_n(&L->max_threads, __ATOMIC_RELAXED) &&
             r->smem <= (unsigned)__atomic_load_n(&L->max_dyn_smem, __ATOMIC_RELAXED))

@@ -9,7 +9,7 @@
  * docs/driver-rules.md); legacy-stream work is refused while a blocking
  * stream captures. The program's launches pass straight through meanwhile.
  *
- * enc_prog_capturing counts the captures that are live or beginning; the
+ * enc_hot.prog_capturing counts the captures that are live or beginning; the
  * launch path reads it with one relaxed load. Which streams capture is kept
  * in a small table, so that a capture ends with its stream's
  * cuStreamEndCapture (also when that answers _INVALIDATED or _UNJOINED: the
@@ -21,10 +21,10 @@
  * locks encore's own calls are made under, not with a per-call flag: every
  * driver call of encore's own is made with a stream state's mutex held (or
  * own_mu, below: enc_own_calls_begin), and the decision to make it is
- * taken under that same hold, after reading enc_prog_capturing (a held
+ * taken under that same hold, after reading enc_hot.prog_capturing (a held
  * launch is released only if it is held, and nothing starts holding while a
  * capture is live). At its cuStreamBeginCapture, B first raises
- * enc_prog_capturing, then takes and releases states_mu and every state's
+ * enc_hot.prog_capturing, then takes and releases states_mu and every state's
  * mutex in turn, issuing what each state holds (before the capture exists,
  * so that is allowed), then own_mu. Whoever takes one of those locks after B
  * released it sees the raised count (the mutex orders it); whoever held it
@@ -81,16 +81,16 @@ static CUstream capture_key(CUstream stream, int per_thread, pid_t *tid) {
 
 static void lower(int n) {
     if (n <= 0) return;
-    int c = __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED);
-    while (c > 0 && !__atomic_compare_exchange_n(&enc_prog_capturing, &c, c - n > 0 ? c - n : 0, 1, __ATOMIC_RELEASE,
-                                                 __ATOMIC_RELAXED)) {}
+    int c = __atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED);
+    while (c > 0 && !__atomic_compare_exchange_n(&enc_hot.prog_capturing, &c, c - n > 0 ? c - n : 0, 1,
+                                                 __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {}
     if (c - n <= 0) enc_prog_capture_drain();
 }
 
 /* ---- the program's calls ------------------------------------------------------ */
 
 void enc_core_capture_prepare(CUstream stream, int per_thread) {
-    __atomic_fetch_add(&enc_prog_capturing, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&enc_hot.prog_capturing, 1, __ATOMIC_SEQ_CST);
     /* The capturing stream first (this joins a per-thread stream's released work). */
     enc_core_flush_stream(stream, per_thread, ENC_FLUSH_CAPTURE);
     /* Then the barrier (see the top of this file): every lock encore's own

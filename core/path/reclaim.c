@@ -54,8 +54,8 @@ static pthread_mutex_t unload_mu = PTHREAD_MUTEX_INITIALIZER;
 int enc_core_out_of_memory(void) {
     ENC_DEBUG("an allocation failed for lack of device memory; encore holds %d graphs%s",
               __atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED),
-              __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) ? " (the program captures)" : "");
-    if (!__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) || __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED))
+              __atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) ? " (the program captures)" : "");
+    if (!__atomic_load_n(&enc_n_graphs, __ATOMIC_RELAXED) || __atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED))
         return 0;
     int freed = 0;
     ENC_GUARDED {

@@ -153,7 +153,7 @@ void enc_selfcheck_step(void) {
     if (!on()) return;
     if (!sc_mine) sc_mine = __atomic_exchange_n(&sc_owner, 1, __ATOMIC_ACQ_REL) ? -1 : 1;
     if (sc_mine < 0) return;
-    if (__atomic_load_n(&enc_paused, __ATOMIC_RELAXED) & ENC_PAUSED_BY_PROGRAM)
+    if (__atomic_load_n(&enc_hot.paused, __ATOMIC_RELAXED) & ENC_PAUSED_BY_PROGRAM)
         return;      /* a benchmark's passive block */
     if (sc.resume) { /* on again: its pause as it was */
         sc.resume = 0;

@@ -15,7 +15,7 @@
  *     the effective ones until the next call (a benchmark compares a setting
  *     with the defaults in one process: block letter T, tests/bench). A change
  *     of settings first issues everything held, as off does.
- * The launch path reads one flag (enc_paused). A launch that finds it set
+ * The launch path reads one flag (enc_hot.paused). A launch that finds it set
  * issues whatever another thread's launch held while it was being set
  * (sequences still open) before its own, so nothing held is overtaken. */
 #define _GNU_SOURCE
@@ -35,14 +35,13 @@
 #include "core/observe/report.h"
 #include "policy/options.h"
 
-int enc_paused;          /* ENC_PAUSED_BY_PROGRAM | ENC_PAUSED_BY_CHECK */
 static int enc_trial_on; /* ENCORE_TRIAL's settings are in place */
 
 CUresult enc_core_set_active(int active) {
-    if (enc_tls_guard) return CUDA_SUCCESS;
+    if (enc_thr.guard) return CUDA_SUCCESS;
     enc_core_ensure_init();
-    __atomic_store_n(&enc_program_switched, 1, __ATOMIC_RELAXED);             /* the switch is the program's now */
-    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return CUDA_SUCCESS; /* ENCORE=0, or switched off */
+    __atomic_store_n(&enc_program_switched, 1, __ATOMIC_RELAXED);                 /* the switch is the program's now */
+    if (!__atomic_load_n(&enc_hot.active, __ATOMIC_ACQUIRE)) return CUDA_SUCCESS; /* ENCORE=0, or switched off */
     if (__atomic_load_n(&enc_trial_on, __ATOMIC_ACQUIRE) != (active == 2) && enc_options_trial(-1) > 0) {
         ENC_GUARDED { /* held sequences were cut by the settings now in place: issued before they change */
             enc_stats_touch();
@@ -55,13 +54,13 @@ CUresult enc_core_set_active(int active) {
     }
     enc_selfcheck_switched(); /* a check the program's switch now rules out ends */
     if (active) {
-        if (__atomic_fetch_and(&enc_paused, ~ENC_PAUSED_BY_PROGRAM, __ATOMIC_ACQ_REL) & ENC_PAUSED_BY_PROGRAM) {
+        if (__atomic_fetch_and(&enc_hot.paused, ~ENC_PAUSED_BY_PROGRAM, __ATOMIC_ACQ_REL) & ENC_PAUSED_BY_PROGRAM) {
             ENC_DEBUG("switched on by the program");
             enc_report_event_switch(1);
         }
         return CUDA_SUCCESS;
     }
-    if (__atomic_fetch_or(&enc_paused, ENC_PAUSED_BY_PROGRAM, __ATOMIC_ACQ_REL) & ENC_PAUSED_BY_PROGRAM)
+    if (__atomic_fetch_or(&enc_hot.paused, ENC_PAUSED_BY_PROGRAM, __ATOMIC_ACQ_REL) & ENC_PAUSED_BY_PROGRAM)
         return CUDA_SUCCESS;
     ENC_DEBUG("switched off by the program: what is held is issued, launches pass through");
     ENC_GUARDED {
@@ -76,16 +75,17 @@ CUresult enc_core_set_active(int active) {
 
 void enc_core_pause_for_check(int pause) {
     if (!pause) {
-        __atomic_fetch_and(&enc_paused, ~ENC_PAUSED_BY_CHECK, __ATOMIC_ACQ_REL);
+        __atomic_fetch_and(&enc_hot.paused, ~ENC_PAUSED_BY_CHECK, __ATOMIC_ACQ_REL);
         return;
     }
-    if (__atomic_fetch_or(&enc_paused, ENC_PAUSED_BY_CHECK, __ATOMIC_ACQ_REL)) return; /* already passing through */
+    if (__atomic_fetch_or(&enc_hot.paused, ENC_PAUSED_BY_CHECK, __ATOMIC_ACQ_REL)) return; /* already passing through */
     enc_stats_touch();
     enc_core_flush_all(ENC_FLUSH_ALL_CALL); /* what is held goes first, as the program's switch does */
 }
 
 void enc_core_issue_held_while_off(void) {
-    if (__atomic_load_n(&enc_n_open, __ATOMIC_RELAXED) || __atomic_load_n(&enc_n_join_pending, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&enc_hot.n_open, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&enc_hot.n_join_pending, __ATOMIC_RELAXED))
         ENC_GUARDED enc_core_flush_all(ENC_FLUSH_ALL_CALL);
 }
 

@@ -48,8 +48,6 @@
 
 #define MAX_DEVICES 64 /* devices whose limits are kept (more: launches there run eagerly) */
 
-unsigned enc_func_attr_gen = 1; /* layouts start at 0: their limits are read at the first held launch */
-
 /* ---- the device's limits ----------------------------------------------------------- */
 
 static enc_dev_limits dev_tab[MAX_DEVICES];
@@ -131,7 +129,7 @@ const char *enc_launch_refusal(enc_stream_state *st, const enc_rec *r) {
     if (threads > d->max_threads) return "more threads per block than the device's maximum";
     enc_layout *L = (enc_layout *)(uintptr_t)r->L; /* its limit fields are written here only */
     if (__atomic_load_n(&L->untrusted, __ATOMIC_RELAXED)) return "the function's attributes were changed";
-    unsigned gen = __atomic_load_n(&enc_func_attr_gen, __ATOMIC_ACQUIRE);
+    unsigned gen = __atomic_load_n(&enc_hot.func_attr_gen, __ATOMIC_ACQUIRE);
     if (__builtin_expect(__atomic_load_n(&L->lim_gen, __ATOMIC_ACQUIRE) != gen, 0) ||
         (L->is_kernel && __atomic_load_n(&L->lim_dev, __ATOMIC_RELAXED) != (int)d->dev)) {
         if (!read_func_limits(L, d->dev, gen)) return "the function's limits cannot be read";
@@ -166,7 +164,8 @@ static __thread int is_changing __attribute__((tls_model("initial-exec")));
  * handle is compared (one set through another handle of the same code goes
  * unseen: a cache configuration is a preference, it changes no result). */
 static int unchanged(const enc_func_set *c) {
-    if (!c || __atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) > 0) return 0; /* no call of encore's own then */
+    if (!c || __atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) > 0)
+        return 0; /* no call of encore's own then */
     if (c->cache) {
         const enc_layout *L = enc_layout_cached((CUfunction)c->handle);
         return L && __atomic_load_n(&L->cache_config_p1, __ATOMIC_RELAXED) == c->value + 1;
@@ -186,9 +185,9 @@ void enc_core_func_set_begin(const enc_func_set *c) {
 
 /* After the call that changed `changing` (with result r). */
 static void after_change(CUresult r) {
-    __atomic_add_fetch(&enc_func_attr_gen, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&enc_hot.func_attr_gen, 1, __ATOMIC_ACQ_REL);
     unsigned stamp = enc_layouts_mark_code((CUfunction)changing.handle, changing.kernel);
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         enc_mutex_lock(&st->mu);

@@ -29,8 +29,6 @@
 #include "base/log.h"
 #include "core/state/gate.h"
 
-int enc_n_pending_err;
-int enc_disable_requested;
 static CUresult disable_err;    /* the first sticky error seen; atomic */
 static const char *disable_why; /* or another reason (a string literal); atomic */
 static CUresult orphan_err;     /* a destroyed stream's pending error; with orphan_mu */
@@ -41,13 +39,13 @@ static pthread_mutex_t orphan_mu = PTHREAD_MUTEX_INITIALIZER;
 void enc_request_disable(CUresult r) {
     CUresult none = CUDA_SUCCESS;
     __atomic_compare_exchange_n(&disable_err, &none, r, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    __atomic_store_n(&enc_disable_requested, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&enc_hot.disable_requested, 1, __ATOMIC_RELEASE);
 }
 
 void enc_request_disable_why(const char *why) {
     const char *none = NULL;
     __atomic_compare_exchange_n(&disable_why, &none, why, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    __atomic_store_n(&enc_disable_requested, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&enc_hot.disable_requested, 1, __ATOMIC_RELEASE);
 }
 
 void enc_core_note_result(CUresult r) {
@@ -73,7 +71,7 @@ void enc_note_release_failure(enc_stream_state *st, const enc_rec *rec, CUresult
                   rec->L->name, (int)r);
     if (__atomic_load_n(&st->pending_err, __ATOMIC_RELAXED) != CUDA_SUCCESS) return; /* the first one is kept */
     __atomic_store_n(&st->pending_err, r, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&enc_n_pending_err, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&enc_hot.n_pending_err, 1, __ATOMIC_RELEASE);
 }
 
 void enc_pending_err_orphan(enc_stream_state *st) {
@@ -84,7 +82,7 @@ void enc_pending_err_orphan(enc_stream_state *st) {
     if (orphan_err == CUDA_SUCCESS)
         orphan_err = r; /* still counted */
     else
-        __atomic_fetch_sub(&enc_n_pending_err, 1, __ATOMIC_RELAXED); /* one is enough to tell */
+        __atomic_fetch_sub(&enc_hot.n_pending_err, 1, __ATOMIC_RELAXED); /* one is enough to tell */
     pthread_mutex_unlock(&orphan_mu);
 }
 
@@ -94,7 +92,7 @@ CUresult enc_pending_err_take(enc_stream_state *st) {
     CUresult r = __atomic_load_n(&st->pending_err, __ATOMIC_RELAXED);
     if (r != CUDA_SUCCESS) {
         __atomic_store_n(&st->pending_err, CUDA_SUCCESS, __ATOMIC_RELAXED);
-        __atomic_fetch_sub(&enc_n_pending_err, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_hot.n_pending_err, 1, __ATOMIC_RELAXED);
     }
     enc_mutex_unlock(&st->mu);
     return r;
@@ -105,7 +103,7 @@ CUresult enc_pending_err_take_orphan(void) {
     CUresult r = orphan_err;
     if (r != CUDA_SUCCESS) {
         orphan_err = CUDA_SUCCESS;
-        __atomic_fetch_sub(&enc_n_pending_err, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_hot.n_pending_err, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&orphan_mu);
     return r;

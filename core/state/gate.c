@@ -13,18 +13,13 @@
 #include "base/guard.h"
 #include "core/state/gate.h"
 
-int enc_active; /* core/path/engine.h */
+enc_hot_state enc_hot = {.ctx_gen = 1, .func_attr_gen = 1};
 void (*enc_audit_enter)(void);
 void (*enc_audit_leave)(void);
 
 /* ---- the stream-state table (core/streams/stream.c keeps it) -------------------- */
 
 enc_stream_state *enc_states[ENC_MAX_STATES];
-int enc_nstates;
-int enc_n_held;
-int enc_n_open;
-int enc_n_early;
-int enc_n_join_pending;
 
 static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
 
@@ -37,8 +32,6 @@ void enc_tid_forget(void) { my_tid = 0; }
 
 /* ---- the program's captures: the count ---------------------------------------- */
 
-int enc_prog_capturing;
-
 /* ---- encore's own calls outside a stream state's mutex ------------------------ */
 
 /* The lock for encore's own driver calls that are made without a stream
@@ -49,7 +42,7 @@ static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int enc_own_calls_begin(void) {
     pthread_mutex_lock(&own_mu);
-    if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) return 1;
+    if (!__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED)) return 1;
     pthread_mutex_unlock(&own_mu);
     return 0;
 }
@@ -73,7 +66,7 @@ typedef struct deferred_graph {
 static deferred_graph *deferred; /* guarded by own_mu */
 
 int enc_prog_capture_defer_destroy(CUgraphExec exec, CUgraph graph, CUcontext ctx) {
-    if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED) || (!exec && !graph)) return 0;
+    if (!__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED) || (!exec && !graph)) return 0;
     deferred_graph *d = malloc(sizeof *d);
     if (!d) return 1; /* leaked: never a driver call during the program's capture */
     d->exec = exec;

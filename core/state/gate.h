@@ -16,7 +16,43 @@
 
 #include "core/state/stream_state.h"
 
-extern int enc_active; /* (also core/path/engine.h, for the hooks) */
+/* ---- the switches and counts every launch reads, in one cache line -------------------
+ * A held launch reads most of these. Each in a cache line of its own, they
+ * cost a cache miss each where the program's own work between two launches
+ * evicts encore's data (docs/maintainers.md, "a held launch's cost"). All are
+ * read and written with atomic builtins. */
+typedef struct enc_hot_state {
+    int initialized;        /* start-up ran (core/path/init.c) */
+    int active;             /* 1 once start-up ran and encore is deferring; 0 for pass-through (ENCORE=0, or
+                       * after an internal failure) */
+    int paused;             /* non-zero while encore is switched off (core/path/switch.c): launches pass through,
+                       * counted. By the program (encoreSetActive(0): ENC_PAUSED_BY_PROGRAM), by the
+                       * self-check (ENCORE_SELF_CHECK: a passive block, or stepped aside:
+                       * ENC_PAUSED_BY_CHECK), or both */
+    int counting_only;      /* ENCORE=0: nothing is deferred, but the hooks are still handed out (dlsym,
+                        * cuGetProcAddress) so that every launch is counted (switched off) */
+    int nstates;            /* stream states in enc_states */
+    int n_held;             /* states holding launches */
+    int n_open;             /* states with an open sequence */
+    int n_join_pending;     /* per-thread states released from another thread */
+    int n_early;            /* states with an early_node (graph_end.c) */
+    int prog_capturing;     /* the program's captures, live or beginning (below) */
+    int disable_requested;  /* failure.c */
+    uint32_t attr_gen;      /* moves when stream attributes changed somewhere (cuStreamSetAttribute,
+                         * cuStreamCopyAttributes: core/graphs/issue.c) */
+    uint32_t ctx_gen;       /* moves at calls that set or destroy a current context (core/path/context.c);
+                         * never 0: a thread's zeroed cache starts out of date */
+    unsigned func_attr_gen; /* moves when the program changes a function attribute (core/path/validate.c);
+                             * starts at 1: layouts start at 0, their limits read at the first held launch */
+    /* read only when encore is off, or at flush points: past the first 64 bytes */
+    int switched_off;  /* encore switched itself off (enc_core_disable): launches are still counted (seen,
+                       * eager), so that the report accounts for every one */
+    int forked_child;  /* a process forked from one that used the driver (core/path/init.c): every call
+                        * passes straight through, no hook runs, no lock is taken */
+    int n_pending_err; /* states with a pending error, and the orphaned one (failure.c) */
+} __attribute__((aligned(64))) enc_hot_state;
+extern enc_hot_state enc_hot;
+
 /* Test-only audit hooks (resolved from the process if a test preloads them: core/path/init.c). */
 extern void (*enc_audit_enter)(void);
 extern void (*enc_audit_leave)(void);
@@ -32,24 +68,18 @@ extern void (*enc_audit_leave)(void);
 /* ---- the stream-state table (core/streams/stream.c fills it) ---------------------- */
 
 extern enc_stream_state *enc_states[ENC_MAX_STATES];
-extern int enc_nstates;        /* atomic */
-extern int enc_n_held;         /* states holding launches; atomic */
-extern int enc_n_open;         /* states with an open sequence; atomic */
-extern int enc_n_join_pending; /* per-thread states released from another thread; atomic */
-extern int enc_n_early;        /* states with an early_node (graph_end.c); atomic */
 
 pid_t enc_tid(void);
 void enc_tid_forget(void); /* a forked child: this thread's cached id is its parent's */
 
 /* ---- the program's own captures: the gate (core/path/prog_capture.c) -------------- */
 
-/* The program's captures that are live or beginning; atomic. While it is not
- * 0 encore makes no driver call of its own, from any thread. The rule that
- * makes this race-free (prog_capture.c): every driver call of encore's own
- * is made with a stream state's mutex held, or between enc_own_calls_begin
- * and enc_own_calls_end, and is decided on after reading this count under
- * that same hold. */
-extern int enc_prog_capturing;
+/* enc_hot.prog_capturing, the program's captures that are live or beginning:
+ * while it is not 0 encore makes no driver call of its own, from any thread.
+ * The rule that makes this race-free (prog_capture.c): every driver call of
+ * encore's own is made with a stream state's mutex held, or between
+ * enc_own_calls_begin and enc_own_calls_end, and is decided on after reading
+ * this count under that same hold. */
 /* For encore's own driver calls outside a stream state's mutex: 1 (a lock
  * held: end with enc_own_calls_end) if they may be made now, 0 if not. */
 int enc_own_calls_begin(void);
@@ -66,9 +96,6 @@ void enc_prog_capture_drain(void);
 void enc_prog_capture_forget(CUcontext ctx);
 
 /* ---- failure.c: held launches that fail when released ----------------------------- */
-
-extern int enc_n_pending_err;     /* states with a pending error, and the orphaned one; atomic */
-extern int enc_disable_requested; /* atomic */
 
 /* A sticky error (base/driver.h) was seen: switch off, but not here (a state
  * lock may be held): enc_core_act_on_requests does, after unlocking. */

@@ -68,34 +68,52 @@ enum enc_stream_kind { ENC_STREAM_EXPLICIT = 0, ENC_STREAM_LEGACY = 1, ENC_STREA
 /* One stream of the program, as encore follows it. Fields below `mu` are
  * guarded by it, except those marked atomic. */
 typedef struct enc_stream_state {
-    enc_mutex mu;    /* base/mutex.h */
-    int kind;        /* enum enc_stream_kind */
-    CUstream handle; /* the program's handle (explicit streams) */
+    /* ---- what a launch reads, in the first two cache lines (the held launch's cost is mostly
+     * cache misses where the program's own work between launches evicts encore's data:
+     * docs/maintainers.md); then the open sequence's records, and what the stream learnt ---- */
+    enc_mutex mu; /* base/mutex.h */
+    int kind;     /* enum enc_stream_kind */
     CUcontext ctx;
-    pid_t owner;  /* per-thread streams: the owning thread */
-    int blocking; /* synchronises with the legacy stream */
-    int needs_init;
-    int dead;     /* its stream was destroyed: the state may be reused */
-    uint32_t gen; /* bumped when the state stops meaning its stream (thread caches check it) */
+    uint32_t gen;      /* bumped when the state stops meaning its stream (thread caches check it) */
+    int held;          /* launches are held; atomic: read without the lock */
+    int join_pending;  /* a release from another thread is to be joined (below); atomic: read without the lock */
+    int32_t rest_left; /* launches still to pass through while it rests (core/streams/rest.c); atomic: no lock */
+    /* Its attributes differ from encore's capture stream's in one a graph launch does not take from the
+     * stream (enc_stream_check_attrs): its launches run eagerly. attr_gen: enc_hot.attr_gen when last checked. */
+    uint32_t attr_gen;
+    int attrs_differ;
+    int sparse;          /* its launches come too far apart to hold (ENCORE_MAX_GAP, gap_ns below) */
+    int open;            /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
+    uint32_t node;       /* the trie node the held launches reached */
+    uint32_t early_node; /* graph_end.c: the node of the last hold replayed at its graph's end, until a call of
+                          * the program (0: none) */
+    /* This stream's longest sequence (0: enc_opt.max_sequence): the shorter of pace_cap
+     * (slower launches, shorter sequences, so that one held keeps the GPU waiting at most
+     * ENCORE_HOLD_BUDGET; 0: the longest) and deadline_cap below. */
+    uint32_t seq_cap;
+    uint32_t sample_clock;               /* launches, for timing one in ENC_SAMPLE_EVERY */
+    int anchor_set;                      /* the anchor (below) is set */
+    uint32_t since_anchor;               /* launches recorded since the anchor last began a sequence */
+    uint32_t win_launches, win_len;      /* the rest rule's window (below): launches in it, and its length */
+    int needs_init;                      /* set up (state_query) before its first use; atomic */
+    enc_seq seq;                         /* the open sequence */
+    const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
+    enc_store store;                     /* what it learnt: the trie, graphs, candidates */
 
-    enc_seq seq; /* the open sequence */
-    int open;    /* a sequence is open (launches counted since it opened); atomic: read by flush_all */
+    CUstream handle; /* the program's handle (explicit streams) */
+    pid_t owner;     /* per-thread streams: the owning thread */
+    int blocking;    /* synchronises with the legacy stream */
+    int dead;        /* its stream was destroyed: the state may be reused */
     /* Host time per launch, averaged over sequences: when the program's own
      * host work between launches is slow (PyTorch eager: tens of microseconds
      * per op), holding launches back only delays the GPU and a graph saves
      * little, so such a stream is not held back (ENCORE_MAX_GAP). */
     uint64_t gap_ns;
-    int sparse;
-    /* The first launch after a flush point is the anchor: when it comes
+    /* The first launch after a flush point is the anchor (anchor_set, above): when it comes
      * again, a new sequence starts. Loops without a flush point per iteration
      * then cut into the same sequences every iteration, whatever their length. */
-    int anchor_set;
     uint64_t anchor_sfp, anchor_afp;
-    uint32_t since_anchor; /* launches recorded since the anchor last began a sequence */
-    /* This stream's longest sequence (0: enc_opt.max_sequence): the shorter of pace_cap
-     * (slower launches, shorter sequences, so that one held keeps the GPU waiting at most
-     * ENCORE_HOLD_BUDGET; 0: the longest) and deadline_cap below. */
-    uint32_t seq_cap, pace_cap;
+    uint32_t pace_cap; /* seq_cap's (above) for the pace */
     uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
     /* Holds the flush deadline cut before their sequence ended, with no replay since (replay.c
      * counts them; sequence.c acts), the launches the last one held, and the cap they set
@@ -118,27 +136,17 @@ typedef struct enc_stream_state {
 
     /* Per-thread default streams: another thread cannot name them, so a
      * release from another thread (deadline, a device-wide flush) goes to a
-     * side stream ordered after ev_start, and the owner joins ev_done. */
+     * side stream ordered after ev_start, and the owner joins ev_done (join_pending, above). */
     CUevent ev_start, ev_done;
     CUstream side;
-    int join_pending; /* atomic: read without the lock */
 
-    /* Its attributes differ from encore's capture stream's in one a graph launch does not take from the
-     * stream (enc_stream_check_attrs): its launches run eagerly. attr_gen: enc_attr_gen when last checked. */
-    int attrs_differ;
-    uint32_t attr_gen;
     /* It has graphs with node priorities whose other nodes run at the capture
      * stream's priority (learn.c): its priority must stay the capture stream's. */
     int mixed_prio;
 
-    /* holding */
-    int held;            /* atomic: read without the lock */
-    uint32_t node;       /* the trie node the held launches reached */
+    /* holding (held, node, early_node: above) */
     uint32_t hold_start; /* the root's child the hold started at (hold.c) */
     uint64_t held_since;
-    uint32_t early_node;   /* graph_end.c: the node of the last hold replayed at its graph's end, until a call of
-                          * the program (0: none) */
-    uint32_t sample_clock; /* launches, for timing one in ENC_SAMPLE_EVERY */
     uint64_t acct[ENC_ACCT_COUNT]; /* its time estimate's measured inputs (stats.h); atomic */
     /* The launch being timed (launch.c): the sequence ends it causes, timed apart. */
     struct {
@@ -150,22 +158,20 @@ typedef struct enc_stream_state {
     /* Learning that does not pay (core/streams/rest.c): a window of launches, its holds that ended in a replay, its
      * sequences learnt, how many had come before, how many were too small to capture; acct when it began, windows
      * in a row whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through. */
-    uint32_t win_launches, win_len, win_replays, win_seqs, win_recur, win_small;
+
+    uint32_t win_replays, win_seqs, win_recur, win_small; /* win_launches, win_len, rest_left: above */
     uint64_t win_acct0[ENC_ACCT_COUNT + 1];
-    int32_t rest_left;
     uint8_t rest_shift, win_neg;
 
     /* A released launch failed (not stickily): the next call that observes
      * the stream returns this instead of CUDA_SUCCESS (failure.c). */
     CUresult pending_err;
-    const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
 
     /* Events it holds a record of or a wait on (evtab.c), until released. */
     CUevent held_ev[ENC_MAX_HELD_EVENTS];
     uint8_t held_ev_wait[ENC_MAX_HELD_EVENTS];
     uint32_t n_held_ev; /* atomic: read without the lock by enc_core_event_observe_all */
 
-    enc_store store;
     enc_layout_memo layouts[1 << ENC_LAYOUT_MEMO_BITS]; /* its launches' functions' layouts, remembered */
 } enc_stream_state;
 

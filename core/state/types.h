@@ -59,29 +59,29 @@ enum enc_layout_owner { ENC_OWNER_UNKNOWN = 0, ENC_OWNER_MODULE = 1, ENC_OWNER_L
 
 /* A kernel's parameter layout, as the driver reports it. */
 typedef struct enc_layout {
+    /* what a held launch reads first (its first cache line), then the rest */
     void *func;
     uint32_t nparams;
     uint32_t argbytes; /* packed size: last offset + size */
     int ok;            /* 0: opaque, launches of it run eagerly */
-    int is_kernel;     /* the handle is a CUkernel passed as a CUfunction */
-    int owner_kind;    /* enum enc_layout_owner */
-    void *owner;       /* the CUmodule (a CUfunction's) or CUlibrary (a CUkernel's) */
-    CUcontext ctx;     /* current when it was read: a CUfunction's context */
-    int retired;       /* taken out of the cache (its code goes away); set by the retiring thread */
-    struct enc_layout *retired_next;
+    int ascending;     /* each parameter's offset past the previous one's end: copied in one pass (record.c) */
+    int is_op;         /* a stream operation's stand-in (core/graphs/nodes.c): no function, never validated */
+    int untrusted;     /* an attribute validation does not know changed since its first launch: never held */
     /* The function's limits a held launch must keep (validate.c): read at
      * its first held launch and again after the program changed a function
-     * attribute (lim_gen trails enc_func_attr_gen); for a CUkernel, on the
-     * device lim_dev. The cache configuration last set through this handle,
-     * plus one (0: not known). All atomic. */
+     * attribute (lim_gen trails enc_hot.func_attr_gen); for a CUkernel, on the
+     * device lim_dev. All atomic. */
     unsigned lim_gen;
     int lim_dev;
     int max_threads, max_dyn_smem;
-    int cache_config_p1;
-    int is_op;             /* a stream operation's stand-in (core/graphs/nodes.c): no function, never validated */
-    int untrusted;         /* an attribute validation does not know changed since its first launch: never held */
+    int is_kernel;  /* the handle is a CUkernel passed as a CUfunction */
+    int owner_kind; /* enum enc_layout_owner */
+    void *owner;    /* the CUmodule (a CUfunction's) or CUlibrary (a CUkernel's) */
+    CUcontext ctx;  /* current when it was read: a CUfunction's context */
+    int retired;    /* taken out of the cache (its code goes away); set by the retiring thread */
+    struct enc_layout *retired_next;
+    int cache_config_p1;   /* the cache configuration last set through this handle, plus one (0: not known); atomic */
     unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
-    int ascending;         /* each parameter's offset past the previous one's end: copied in one pass (record.c) */
     char name[ENC_KERNEL_NAME_MAX];
     uint32_t off[]; /* nparams offsets, then nparams sizes */
 } enc_layout;
@@ -89,7 +89,8 @@ typedef struct enc_layout {
 static inline uint32_t enc_layout_size(const enc_layout *L, uint32_t i) { return L->off[L->nparams + i]; }
 
 /* A function's layout as a stream remembers it (core/graphs/layout.h enc_layout_remembered). */
-#define ENC_LAYOUT_MEMO_BITS 2 /* functions remembered per stream: 4, one per hash of the function */
+#define ENC_LAYOUT_MEMO_BITS \
+    6 /* functions remembered per stream: 64, one per hash of the function (4 thrashed on a loop of two kernels, and a PyTorch model has dozens: each miss looks in the process table, two more cache misses) */
 typedef struct enc_layout_memo {
     CUfunction f;
     const enc_layout *L;

@@ -20,7 +20,7 @@ void enc_sequence_open(enc_stream_state *st) {
     if (!st->open) {
         st->seq.t0 = enc_now_ns();
         __atomic_store_n(&st->open, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&enc_n_open, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&enc_hot.n_open, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -28,7 +28,7 @@ static void close_sequence(enc_stream_state *st) {
     enc_evtab_release(st); /* after what it held was issued: an observer that saw st waits for it on st->mu */
     enc_record_reset(&st->seq);
     __atomic_store_n(&st->open, 0, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&enc_n_open, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&enc_hot.n_open, 1, __ATOMIC_RELAXED);
 }
 
 /* The largest power of two not above n, at least `floor`: the pace's cap and the deadline's. */
@@ -359,7 +359,7 @@ void enc_sequence_discard(enc_stream_state *st) {
     enc_graph_end_call(st);
     if (st->held) { /* launched while another thread destroyed the context: there is nothing to run them in */
         __atomic_store_n(&st->held, 0, __ATOMIC_RELAXED);
-        __atomic_fetch_sub(&enc_n_held, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_hot.n_held, 1, __ATOMIC_RELAXED);
         ENC_DEBUG("%u held launches dropped: their context was destroyed", st->seq.n);
     }
     enc_evtab_release(st);

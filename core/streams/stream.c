@@ -27,23 +27,13 @@
 #include "core/streams/streams.h"
 #include "policy/options.h"
 
-#define TCACHE_WAYS 4 /* states a thread remembers (a power of two) */
-
 static pthread_mutex_t states_mu = PTHREAD_MUTEX_INITIALIZER;
 
-typedef struct tls_cache {
-    int kind;
-    void *key;
-    CUcontext ctx;
-    enc_stream_state *st;
-    uint32_t gen;
-} tls_cache;
-static __thread tls_cache tcache[TCACHE_WAYS] __attribute__((tls_model("initial-exec")));
-static __thread unsigned tcache_next __attribute__((tls_model("initial-exec")));
+typedef struct enc_thread_stream tls_cache; /* enc_thr.streams (base/thread.h) */
 
 void enc_stream_forget_thread(void) {
     enc_tid_forget();
-    memset(tcache, 0, sizeof tcache);
+    memset(enc_thr.streams, 0, sizeof enc_thr.streams);
 }
 
 /* ---- the table ------------------------------------------------------------------ */
@@ -97,14 +87,14 @@ static void state_name(enc_stream_state *st, int kind, void *key, CUcontext ctx,
 
 /* The way that hit moves to the front: a thread launching on one stream finds it at the first compare. */
 static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
-    for (int i = 0; i < TCACHE_WAYS; i++) {
-        tls_cache *c = &tcache[i];
+    for (int i = 0; i < ENC_THREAD_STREAMS; i++) {
+        tls_cache *c = &enc_thr.streams[i];
         if (c->st && c->kind == kind && c->key == key && c->ctx == ctx &&
             __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen) {
             if (i == 0) return c->st;
             tls_cache hit = *c;
-            *c = tcache[0];
-            tcache[0] = hit;
+            *c = enc_thr.streams[0];
+            enc_thr.streams[0] = hit;
             return hit.st;
         }
     }
@@ -112,7 +102,7 @@ static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
 }
 
 static void cache_remember(int kind, void *key, CUcontext ctx, enc_stream_state *st) {
-    tls_cache *c = &tcache[tcache_next++ & (TCACHE_WAYS - 1)];
+    tls_cache *c = &enc_thr.streams[enc_thr.streams_next++ & (ENC_THREAD_STREAMS - 1)];
     c->kind = kind;
     c->key = key;
     c->ctx = ctx;
@@ -172,7 +162,7 @@ static enc_stream_state *table_add(int n, int kind, void *key, CUcontext ctx, pi
     }
     state_name(st, kind, key, ctx, owner);
     enc_states[n] = st;
-    __atomic_store_n(&enc_nstates, n + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&enc_hot.nstates, n + 1, __ATOMIC_RELEASE);
     return st;
 }
 
@@ -195,13 +185,13 @@ static void reclaim_thread_state(enc_stream_state *st) {
     st->anchor_set = 0;
     if (st->join_pending) {
         __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED); /* read without the lock (join_own_sides) */
-        __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_hot.n_join_pending, 1, __ATOMIC_RELAXED);
     }
     /* Not while the program captures (core/path/prog_capture.c: encore makes no
      * driver call of its own then; destroying a stream may synchronise): the
      * handles are let go, a stream and two events per thread that exits
      * during a capture. */
-    if (!__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) {
+    if (!__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED)) {
         if (st->side && enc_drv.streamDestroy) enc_drv.streamDestroy(st->side); /* its work completes first */
         if (st->ev_start && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_start);
         if (st->ev_done && enc_drv.eventDestroy) enc_drv.eventDestroy(st->ev_done);
@@ -216,11 +206,12 @@ static void reclaim_thread_state(enc_stream_state *st) {
 /* The destructor of exit_key: this thread exits. */
 static void thread_exit(void *arg) {
     (void)arg;
-    if (!__atomic_load_n(&enc_active, __ATOMIC_ACQUIRE)) return; /* off, or a forked child: the driver is not ours */
+    if (!__atomic_load_n(&enc_hot.active, __ATOMIC_ACQUIRE))
+        return; /* off, or a forked child: the driver is not ours */
     pid_t me = enc_tid();
     ENC_GUARDED {
         pthread_mutex_lock(&states_mu);
-        int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+        int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
         for (int i = 0; i < n; i++) {
             enc_stream_state *st = enc_states[i];
             if (st->kind == ENC_STREAM_PER_THREAD && !st->dead && st->owner == me) reclaim_thread_state(st);
@@ -242,7 +233,7 @@ static enc_stream_state *state_lookup(int kind, void *key, CUcontext ctx, int cr
     if (st) return st;
     pid_t owner = kind == ENC_STREAM_PER_THREAD ? enc_tid() : 0;
     pthread_mutex_lock(&states_mu);
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     st = table_find(n, kind, key, ctx, owner);
     if (!st && create) st = table_reuse(n, kind, key, ctx, owner);
     if (!st && create) st = table_add(n, kind, key, ctx, owner);
@@ -254,7 +245,7 @@ static enc_stream_state *state_lookup(int kind, void *key, CUcontext ctx, int cr
 
 int enc_stream_count(void) {
     pthread_mutex_lock(&states_mu);
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&states_mu);
     return n;
 }
@@ -264,7 +255,7 @@ static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create)
 /* The usual case first: an explicit stream, the last one this thread named
  * (the cache's first way), its state set up. */
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create) {
-    const tls_cache *c = &tcache[0];
+    const tls_cache *c = &enc_thr.streams[0];
     if (__builtin_expect(c->key == (void *)s && s != NULL && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD, 1) &&
         c->st && c->kind == ENC_STREAM_EXPLICIT && c->ctx == NULL &&
         __atomic_load_n(&c->st->gen, __ATOMIC_ACQUIRE) == c->gen &&
@@ -296,7 +287,7 @@ static enc_stream_state *stream_for_slow(CUstream s, int per_thread, int create)
          * invalidates a global-mode capture (docs/driver-rules.md). The
          * stream's launches pass straight through meanwhile; it is asked at
          * its first launch after the capture. */
-        if (st->needs_init && !__atomic_load_n(&enc_prog_capturing, __ATOMIC_RELAXED)) state_query(st);
+        if (st->needs_init && !__atomic_load_n(&enc_hot.prog_capturing, __ATOMIC_RELAXED)) state_query(st);
         enc_mutex_unlock(&st->mu);
     }
     return st;
@@ -318,7 +309,7 @@ void enc_stream_retire(enc_stream_state *st) {
 
 void enc_stream_pass_all(enum enc_flush_reason why) {
     pthread_mutex_lock(&states_mu); /* a state added after this sees the raised count */
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&states_mu);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
@@ -334,13 +325,13 @@ static void forget_side(enc_stream_state *st) {
     st->side = NULL;
     if (st->join_pending) {
         __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED); /* read without the lock (join_own_sides) */
-        __atomic_fetch_sub(&enc_n_join_pending, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&enc_hot.n_join_pending, 1, __ATOMIC_RELAXED);
     }
 }
 
 void enc_stream_context_gone(CUcontext ctx) {
     pthread_mutex_lock(&states_mu);
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_state *st = enc_states[i];
         enc_mutex_lock(&st->mu);

@@ -27,7 +27,7 @@ void enc_stream_retire(enc_stream_state *st);
 /* States in enc_states, read under the table's lock (one added later is added after what this thread did). */
 int enc_stream_count(void);
 void enc_stream_forget_thread(void); /* a forked child: this thread's cached id and states are its parent's */
-/* The program begins a capture (enc_prog_capturing is raised already): take
+/* The program begins a capture (enc_hot.prog_capturing is raised already): take
  * states_mu and every state's mutex once, ending each open sequence (what is
  * held is issued): the barrier of prog_capture.c. */
 void enc_stream_pass_all(enum enc_flush_reason why);

@@ -56,7 +56,7 @@ static enc_stream_time stream_time(const enc_stream_state *st, int index, uint64
 /* The streams that recorded launches, the ENC_STREAMS_SHOWN that recorded the most kept, most first. */
 static void by_stream(enc_summary *s, uint64_t per_launch, uint64_t per_held) {
     s->n_streams = 0;
-    int n = __atomic_load_n(&enc_nstates, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&enc_hot.nstates, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         enc_stream_time t = stream_time(enc_states[i], i, per_launch, per_held);
         if (!t.launches) continue;

@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
         release_fails(a, CUDA_ERROR_INVALID_VALUE);
         EXPECT_EQ_INT(next_call_on(a), CUDA_ERROR_INVALID_VALUE);
         EXPECT_EQ_INT(next_call_on(a), CUDA_SUCCESS);
-        EXPECT_EQ_INT(enc_n_pending_err, 0);
+        EXPECT_EQ_INT(enc_hot.n_pending_err, 0);
     }
 
     TEST("failure: a call on another stream does not return it") {
@@ -107,18 +107,18 @@ int main(int argc, char **argv) {
     }
 
     TEST("failure: a sticky error leaves no pending error and asks to switch off") {
-        enc_disable_requested = 0;
+        enc_hot.disable_requested = 0;
         release_fails(b, CUDA_ERROR_ILLEGAL_ADDRESS);
         EXPECT_EQ_INT(next_call_on(b), CUDA_SUCCESS); /* every later call returns it from the driver */
-        EXPECT_EQ_INT(enc_disable_requested, 1);
+        EXPECT_EQ_INT(enc_hot.disable_requested, 1);
     }
 
     TEST("failure: a sticky result of a program's call asks to switch off, another does not") {
-        enc_disable_requested = 0;
+        enc_hot.disable_requested = 0;
         enc_core_note_result(CUDA_ERROR_INVALID_VALUE);
-        EXPECT_EQ_INT(enc_disable_requested, 0);
+        EXPECT_EQ_INT(enc_hot.disable_requested, 0);
         enc_core_note_result(CUDA_ERROR_ASSERT);
-        EXPECT_EQ_INT(enc_disable_requested, 1);
+        EXPECT_EQ_INT(enc_hot.disable_requested, 1);
     }
     return th_report();
 }

@@ -26,7 +26,7 @@ enum {
 static int param_calls, name_calls, guard_unset_calls;
 
 static CUresult describe(uintptr_t h, size_t i, size_t *off, size_t *size) {
-    if (!enc_tls_guard) guard_unset_calls++;
+    if (!enc_thr.guard) guard_unset_calls++;
     param_calls++;
     switch (h) {
     case AXPY:
@@ -157,11 +157,11 @@ int main(int argc, char **argv) {
 
     TEST("layout: the driver is asked with the re-entrancy guard set, and the guard is restored") {
         use_fake_driver();
-        EXPECT_EQ_INT(enc_tls_guard, 0);
+        EXPECT_EQ_INT(enc_thr.guard, 0);
         enc_layout_for(fn(AXPY));
         EXPECT(param_calls > 0);
         EXPECT_EQ_INT(guard_unset_calls, 0);
-        EXPECT_EQ_INT(enc_tls_guard, 0);
+        EXPECT_EQ_INT(enc_thr.guard, 0);
     }
 
     TEST("layout: a CUkernel passed as a CUfunction is read with cuKernelGetParamInfo") {

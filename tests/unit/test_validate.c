@@ -177,26 +177,26 @@ int main(int argc, char **argv) {
     }
 
     TEST("validate: setting an attribute to the value it has changes nothing") {
-        unsigned gen = enc_func_attr_gen;
+        unsigned gen = enc_hot.func_attr_gen;
         program_sets_smem(f_max_smem);
-        EXPECT_EQ_INT(enc_func_attr_gen, gen);
+        EXPECT_EQ_INT(enc_hot.func_attr_gen, gen);
         program_sets_smem(f_max_smem + 16);
-        EXPECT_EQ_INT(enc_func_attr_gen, gen + 1);
+        EXPECT_EQ_INT(enc_hot.func_attr_gen, gen + 1);
     }
 
     TEST("validate: a cache configuration set twice to the same value changes it once") {
         enc_layout_for((CUfunction)(uintptr_t)F); /* F was launched: encore knows it */
-        unsigned gen = enc_func_attr_gen;
+        unsigned gen = enc_hot.func_attr_gen;
         enc_func_set c = {.handle = (void *)F, .cache = 1, .value = CU_FUNC_CACHE_PREFER_SHARED};
         for (int i = 0; i < 3; i++) {
             enc_core_func_set_begin(&c);
             enc_core_func_set_end(CUDA_SUCCESS);
         }
-        EXPECT_EQ_INT(enc_func_attr_gen, gen + 1);
+        EXPECT_EQ_INT(enc_hot.func_attr_gen, gen + 1);
         c.value = CU_FUNC_CACHE_PREFER_L1;
         enc_core_func_set_begin(&c);
         enc_core_func_set_end(CUDA_SUCCESS);
-        EXPECT_EQ_INT(enc_func_attr_gen, gen + 2);
+        EXPECT_EQ_INT(enc_hot.func_attr_gen, gen + 2);
     }
 
     TEST("validate: a change of an attribute the check does not know makes the function's launches run eagerly") {
