@@ -17,6 +17,14 @@ Verdicts, per workload:
 The ratios inside one process share its machine state, so the two engines are compared by their
 in-process ratios, never by their absolute step times (processes differ by up to 30%).
 
+Even so, a ratio depends on the host's speed: where the host is slower, encore saves more of a
+step (H200, 2026-11-28, call 52: every old-engine process of the cuBLAS loop ran its passive blocks
+25-45% slower than every new-engine one, and "gains less" came out 1.076 [1.043, 1.104], where the
+call before, one process each, read "gains more" 0.902 [0.852, 0.980]). So the table shows each
+engine's passive step (the median of each process's passive blocks, range over processes), and
+where every process of one engine ran them more than HOST_SPREAD slower than every process of the
+other, a verdict becomes "hosts differed": not counted either way; run more processes.
+
 Folders other than `old` and `new` under a workload (scripts/gpu/engine-ab's MORE_REVS: a bisection,
 a variant) get a second table: each engine's ratio, each process's own median (processes of one
 engine differ by up to ±5%: a difference that does not hold across processes is not read as one) and
@@ -63,6 +71,35 @@ def engine_ratios(rows, workload):
     return ratios, sums, (100.0 * replayed / seen if seen else None), (caps, never)
 
 
+HOST_SPREAD = 0.10
+
+
+def passive_steps(rows, workload):
+    """Each encore switch process's median passive block (us a step)."""
+    out = []
+    for r in switch_rows(rows, workload):
+        if bp.base_variant(r.get("variant", "")) != "encore":
+            continue
+        p = [b["us"] for b in r["blocks"] if b["state"] == "P"]
+        if p:
+            out.append(statistics.median(p))
+    return out
+
+
+def hosts_differ(old_p, new_p):
+    """Every process of one engine ran its passive blocks more than HOST_SPREAD slower than every
+    process of the other (module docstring)."""
+    if not old_p or not new_p:
+        return False
+    return min(old_p) > max(new_p) * (1 + HOST_SPREAD) or min(new_p) > max(old_p) * (1 + HOST_SPREAD)
+
+
+def fmt_steps(p):
+    if not p:
+        return "—"
+    return f"{min(p):.0f}" if len(p) == 1 or round(min(p)) == round(max(p)) else f"{min(p):.0f}–{max(p):.0f}"
+
+
 def compare(old, new):
     """old, new: lists of active / passive ratios. The medians, their intervals, new / old with its
     interval, and the verdict (module docstring)."""
@@ -92,21 +129,25 @@ def main(argv):
         return 0 if len(argv) == 2 else 2
     root = argv[1]
     lines = ["| workload | old engine, active / passive [95%] | replayed | new engine | replayed | "
-             "new / old [95%] | verdict | checksums | new: captured, never replayed |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "new / old [95%] | verdict | passive step (us), old / new | checksums | new: captured, never replayed |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     worse = 0
     for w in sorted(os.listdir(root)):
         if not os.path.isdir(os.path.join(root, w, "old")) and not os.path.isdir(os.path.join(root, w, "new")):
             continue
-        o, so, ro, _ = engine_ratios(rows_of(os.path.join(root, w, "old")), w)
-        n, sn, rn, (caps, never) = engine_ratios(rows_of(os.path.join(root, w, "new")), w)
+        old_rows, new_rows = rows_of(os.path.join(root, w, "old")), rows_of(os.path.join(root, w, "new"))
+        o, so, ro, _ = engine_ratios(old_rows, w)
+        n, sn, rn, (caps, never) = engine_ratios(new_rows, w)
         c = compare(o, n)
+        po, pn = passive_steps(old_rows, w), passive_steps(new_rows, w)
+        if c["verdict"] in ("GAINS LESS", "gains more", "slower than old (old did not gain)") and hosts_differ(po, pn):
+            c["verdict"] = f"hosts differed (was: {c['verdict']}): not shown"
         worse += c["verdict"] == "GAINS LESS"
         ratio = bp.fmt_ratio(c["ci"] and {"median": c["new_over_old"], "ci": c["ci"]})
         sums = "same" if len(so | sn) == 1 else ("—" if not (so | sn) else "DIFFER")
         pct = (lambda x: bp.fmt_num(x) + ("" if x is None else "%"))
         lines.append(f"| {w} | {bp.fmt_ratio(c['old'])} | {pct(ro)} | {bp.fmt_ratio(c['new'])} | {pct(rn)} | {ratio} | "
-                     f"{c['verdict']} | {sums} | {caps}, {never} |")
+                     f"{c['verdict']} | {fmt_steps(po)} / {fmt_steps(pn)} | {sums} | {caps}, {never} |")
     print("\n".join(lines))
     print(f"\nworkloads where the new engine gains less at 95%: {worse}")
     more = more_engines(root)

@@ -86,15 +86,20 @@ c = engine_ab.compare([1.00, 1.01, 0.99, 1.00, 1.02], [1.10, 1.11, 1.09, 1.12, 1
 check("engine_ab: slower where the old engine did not gain is not 'gains less'",
       c["verdict"].startswith("slower than old"))
 check("engine_ab: no verdict without ratios of both engines", engine_ab.compare([], [0.9, 0.8])["verdict"] == "no data")
+check("engine_ab: hosts differ where every process of one engine ran its passive blocks >10% slower",
+      engine_ab.hosts_differ([229.0, 266.0, 235.0], [180.0, 183.0, 178.0]))
+check("engine_ab: passive steps that overlap across the engines' processes are the same hosts",
+      not engine_ab.hosts_differ([1398.0, 2400.0, 2266.0], [1450.0, 1746.0, 1478.0]))
+check("engine_ab: within 10% the hosts are the same", not engine_ab.hosts_differ([200.0], [215.0]))
 
 import json  # noqa: E402
 import tempfile  # noqa: E402
 
 
-def fake_process(folder, ratio, workload="w"):
-    """One switch process of `workload` whose A blocks take `ratio` of its P blocks' time."""
+def fake_process(folder, ratio, workload="w", passive=100.0):
+    """One switch process of `workload` whose A blocks take `ratio` of its P blocks' time (`passive` us)."""
     os.makedirs(folder, exist_ok=True)
-    blocks = [{"i": i, "state": "PA"[i % 2], "us": 100.0 * (ratio if i % 2 else 1.0) + i * 0.01} for i in range(19)]
+    blocks = [{"i": i, "state": "PA"[i % 2], "us": passive * (ratio if i % 2 else 1.0) + i * 0.01} for i in range(19)]
     with open(os.path.join(folder, "paired-results.jsonl"), "a") as f:
         f.write(json.dumps({"workload": workload, "method": "switch", "ok": True, "variant": "encore",
                             "blocks": blocks, "encore": {"graphs_captured": 2}}) + "\n")
@@ -112,4 +117,28 @@ with tempfile.TemporaryDirectory() as root:
           "0.700 0.720" in rows[2] and "0.800 0.820" in rows[0])
     os.rename(os.path.join(root, "w", "c0ffee"), os.path.join(root, "x"))
     check("engine_ab: no second table with only old and new", engine_ab.more_engines(root) == "")
+
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
+
+def ab_table(old_passive, new_passive):
+    """engine_ab's first table for one workload: the new engine's ratios clearly above the old one's."""
+    with tempfile.TemporaryDirectory() as root:
+        for r in (0.57, 0.56, 0.59):
+            fake_process(os.path.join(root, "w", "old"), r, passive=old_passive)
+        for r in (0.62, 0.61, 0.60):
+            fake_process(os.path.join(root, "w", "new"), r, passive=new_passive)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            engine_ab.main(["engine_ab", root])
+        return out.getvalue()
+
+
+t = ab_table(100.0, 101.0)
+check("engine_ab: on the same hosts, ratios above the old engine's gain less", "| GAINS LESS |" in t and
+      "gains less at 95%: 1" in t)
+t = ab_table(250.0, 180.0)
+check("engine_ab: where the old engine's hosts ran its passive blocks slower, the verdict is not counted",
+      "hosts differed (was: GAINS LESS)" in t and "gains less at 95%: 0" in t and "| 250 / 180 |" in t)
 finish()
