@@ -81,12 +81,25 @@
  *              and the longer step is learnt; with 2, in step 20 only (a
  *              one-off: the replays at the reduction go on).
  *
+ *   cg         a solver's steps (the CUDA samples' conjugate gradient, as
+ *              CuPy runs it): 20 iterations of 17 launches (a memset,
+ *              kernels, a reduction) and the result read back. The first
+ *              step begins with 3 launches more (a library's one-off
+ *              analysis: cuSPARSE's partition of the matrix), which shifts
+ *              where its sequences are cut: cut every 8 launches (the hold
+ *              budget on a slow host; ENCORE_MAX_SEQUENCE=8 in the test), a
+ *              loop of 17 rotates through 17 sequences, and the first step's
+ *              come three times inside it and never again: later steps are
+ *              cut at their first launch (the anchor). A known hole.
+ *              The host spins `eager` us before each launch of the loop.
+ *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define N 256u
@@ -336,6 +349,42 @@ static void tail(int steps, int grows) { /* 1: from step 20 on; 2: in step 20 on
     prog_finish(s, x, y, N);
 }
 
+static void host_work(uint64_t us) { /* the program's own host time before a launch */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t end = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + us * 1000u, now;
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    } while (now < end);
+}
+
+static void cg(int steps, int host_us) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int it = 0; it < steps; it++) {
+        if (it == 0)
+            for (uint32_t j = 0; j < 3; j++) k_mix(&k, s, y, 200 + j, N); /* the one-off analysis */
+        for (int i = 0; i < 20; i++)
+            for (uint32_t j = 0; j < 17; j++) {
+                host_work((uint64_t)host_us);
+                if (j == 0)
+                    CK(drv.cuMemsetD32Async(r, 0, 1, s));
+                else if (j % 5 == 1)
+                    k_axpy(&k, s, y, x, j, N);
+                else if (j % 5 == 3)
+                    k_add(&k, s, x, y, N);
+                else if (j == 16)
+                    k_reduce(&k, s, r, y, N);
+                else
+                    k_mix(&k, s, y, j, N);
+            }
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "opbyop";
     int steps = argc > 2 ? atoi(argv[2]) : 40;
@@ -361,6 +410,8 @@ int main(int argc, char **argv) {
         stalls(steps, 1);
     else if (!strcmp(mode, "stall"))
         stalls(steps, 0);
+    else if (!strcmp(mode, "cg"))
+        cg(steps, argc > 3 ? atoi(argv[3]) : 0);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
