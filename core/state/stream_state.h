@@ -96,6 +96,9 @@ typedef struct enc_stream_state {
     uint32_t since_anchor;               /* launches recorded since the anchor last began a sequence */
     uint32_t win_launches, win_len;      /* the rest rule's window (below): launches in it, and its length */
     int needs_init;                      /* set up (state_query) before its first use; atomic */
+    uint8_t n_lead;                      /* launches in lead (below) */
+    uint8_t anchor_came;                 /* the anchor came again since it was set */
+    uint8_t reanchored;                  /* the anchor was moved into the loop (sequence.c) since the flush point */
     enc_seq seq;                         /* the open sequence */
     const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
     enc_store store;                     /* what it learnt: the trie, graphs, candidates */
@@ -113,6 +116,11 @@ typedef struct enc_stream_state {
      * again, a new sequence starts. Loops without a flush point per iteration
      * then cut into the same sequences every iteration, whatever their length. */
     uint64_t anchor_sfp, anchor_afp;
+    /* The first ENC_LEAD launches after the flush point (sequence.c: where the anchor never comes
+     * again, the first of them that came again within them becomes it). */
+    struct {
+        uint64_t sfp, afp;
+    } lead[ENC_LEAD];
     uint32_t pace_cap; /* seq_cap's (above) for the pace */
     uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
     /* Holds the flush deadline cut before their sequence ended, with no replay since (replay.c

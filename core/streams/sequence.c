@@ -380,6 +380,47 @@ static int is_anchor(const enc_stream_state *st, const enc_rec *r) {
     return r->sfp == st->anchor_sfp && r->afp == st->anchor_afp;
 }
 
+/* The anchor, the first launch after the flush point, did not come again
+ * within ENC_LEAD launches of the point where it would cut: it is not part
+ * of a loop (a one-off prefix: cuSPARSE's analysis before CuPy's first CG
+ * solve), and the loop after it is cut by count alone, at places that
+ * depend on the prefix's length. A loop of 17 launches cut every 8 rotates
+ * through 17 sequences, each seen three times in the first solve and never
+ * after, since later solves begin with the loop and are cut at its first
+ * launch (tests/prog/HOLES.md). The anchor moves, once a flush interval, to
+ * the first of the launches after the flush point where they repeat with a
+ * period (each of the next LEAD_RUN launches came again that many launches
+ * later: launches that came again by chance, in a stream that never repeats,
+ * do not): the loop's first launch, found by content, as the later steps
+ * find it by position. The next time it comes, the sequence ends before it. */
+#define LEAD_RUN 8u
+static int lead_same(const enc_stream_state *st, uint32_t a, uint32_t b) {
+    return st->lead[a].sfp == st->lead[b].sfp && st->lead[a].afp == st->lead[b].afp;
+}
+static int lead_periodic(const enc_stream_state *st, uint32_t i, uint32_t d) {
+    for (uint32_t t = 0; t < LEAD_RUN; t++)
+        if (!lead_same(st, i + t, i + d + t)) return 0;
+    return 1;
+}
+static void reanchor(enc_stream_state *st, const enc_rec *r) {
+    st->reanchored = 1;
+    for (uint32_t i = 0; i + 1 + LEAD_RUN <= st->n_lead; i++)
+        for (uint32_t j = i + 1; j + LEAD_RUN <= st->n_lead; j++)
+            if (lead_periodic(st, i, j - i)) {
+                st->anchor_sfp = st->lead[i].sfp;
+                st->anchor_afp = st->lead[i].afp;
+                ENC_DEBUG("a stream's anchor did not come again; the loop after it begins at the launch %u after "
+                          "the flush point (it came again %u launches later): sequences end before it",
+                          i, j - i);
+                if (is_anchor(st, r)) {
+                    cut_before_anchor(st);
+                    st->since_anchor = 0;
+                    st->anchor_came = 1;
+                }
+                return;
+            }
+}
+
 int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
     if (rc != 0) {
         st->seq.poisoned = 1;
@@ -392,6 +433,11 @@ int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
         st->anchor_sfp = r->sfp;
         st->anchor_afp = r->afp;
         st->since_anchor = 0;
+        st->lead[0].sfp = r->sfp;
+        st->lead[0].afp = r->afp;
+        st->n_lead = 1;
+        st->anchor_came = 0;
+        st->reanchored = 0;
     } else if (is_anchor(st, r)) {
         /* not before half the longest sequence since the anchor began one
          * (enc_sequence_record counted this launch and found it that far):
@@ -401,6 +447,10 @@ int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
          * same places in every iteration. */
         cut_before_anchor(st);
         st->since_anchor = 0;
+        st->anchor_came = 1;
+    } else if (!st->anchor_came && !st->reanchored && st->n_lead == ENC_LEAD &&
+               st->since_anchor >= (uint32_t)enc_opt.max_sequence / 2 + ENC_LEAD) {
+        reanchor(st, r);
     }
     return 1;
 }
