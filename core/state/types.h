@@ -30,7 +30,7 @@
 #define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
 #define ENC_TRIE_ROOT 0         /* the trie node before any launch */
 #define ENC_NO_NODE UINT32_MAX  /* no such trie node */
-#define ENC_LEAD 32             /* launches after a flush point remembered to find a loop's start (sequence.c) */
+#define ENC_LEAD 64             /* launches after a flush point remembered to find a loop's start (sequence.c) */
 #define ENC_MIN_SEQ_CAP 8       /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
 #define ENC_CAP_VOTES 16        /* sequences in a row that must ask for a new cap before it is taken */
 #define ENC_CAP_FIRST_VOTES 2   /* ... for a stream's first cap */
