@@ -22,33 +22,40 @@
  * evicts encore's data (docs/maintainers.md, "a held launch's cost"). All are
  * read and written with atomic builtins. */
 typedef struct enc_hot_state {
-    int initialized;        /* start-up ran (core/path/init.c) */
-    int active;             /* 1 once start-up ran and encore is deferring; 0 for pass-through (ENCORE=0, or
-                       * after an internal failure) */
-    int paused;             /* non-zero while encore is switched off (core/path/switch.c): launches pass through,
-                       * counted. By the program (encoreSetActive(0): ENC_PAUSED_BY_PROGRAM), by the
-                       * self-check (ENCORE_SELF_CHECK: a passive block, or stepped aside:
-                       * ENC_PAUSED_BY_CHECK), or both */
-    int counting_only;      /* ENCORE=0: nothing is deferred, but the hooks are still handed out (dlsym,
-                        * cuGetProcAddress) so that every launch is counted (switched off) */
-    int nstates;            /* stream states in enc_states */
-    int n_held;             /* states holding launches */
-    int n_open;             /* states with an open sequence */
-    int n_join_pending;     /* per-thread states released from another thread */
-    int n_early;            /* states with an early_node (graph_end.c) */
-    int prog_capturing;     /* the program's captures, live or beginning (below) */
-    int disable_requested;  /* failure.c */
-    uint32_t attr_gen;      /* moves when stream attributes changed somewhere (cuStreamSetAttribute,
-                         * cuStreamCopyAttributes: core/graphs/issue.c) */
-    uint32_t ctx_gen;       /* moves at calls that set or destroy a current context (core/path/context.c);
-                         * never 0: a thread's zeroed cache starts out of date */
-    unsigned func_attr_gen; /* moves when the program changes a function attribute (core/path/validate.c);
-                             * starts at 1: layouts start at 0, their limits read at the first held launch */
-    /* read only when encore is off, or at flush points: past the first 64 bytes */
-    int switched_off;  /* encore switched itself off (enc_core_disable): launches are still counted (seen,
-                       * eager), so that the report accounts for every one */
-    int forked_child;  /* a process forked from one that used the driver (core/path/init.c): every call
-                        * passes straight through, no hook runs, no lock is taken */
+    int initialized; /* start-up ran (core/path/init.c) */
+    /* 1 once start-up ran and encore is deferring; 0 for pass-through (ENCORE=0, or after an
+     * internal failure) */
+    int active;
+    /* Non-zero while encore is switched off (core/path/switch.c): launches pass through, counted.
+     * By the program (encoreSetActive(0): ENC_PAUSED_BY_PROGRAM), by the self-check
+     * (ENCORE_SELF_CHECK: a passive block, or stepped aside: ENC_PAUSED_BY_CHECK), or both. */
+    int paused;
+    /* ENCORE=0: nothing is deferred, but the hooks are still handed out (dlsym, cuGetProcAddress)
+     * so that every launch is counted (switched off) */
+    int counting_only;
+    int nstates;           /* stream states in enc_states */
+    int n_held;            /* states holding launches */
+    int n_open;            /* states with an open sequence */
+    int n_join_pending;    /* per-thread states released from another thread */
+    int n_early;           /* states with an early_node (graph_end.c) */
+    int prog_capturing;    /* the program's captures, live or beginning (below) */
+    int disable_requested; /* failure.c */
+    /* moves when stream attributes changed somewhere (cuStreamSetAttribute, cuStreamCopyAttributes:
+     * core/graphs/issue.c) */
+    uint32_t attr_gen;
+    /* moves at calls that set or destroy a current context (core/path/context.c); never 0: a
+     * thread's zeroed cache starts out of date */
+    uint32_t ctx_gen;
+    /* moves when the program changes a function attribute (core/path/validate.c); starts at 1:
+     * layouts start at 0, their limits read at the first held launch */
+    unsigned func_attr_gen;
+    /* ---- read only when encore is off, or at flush points: past the first 64 bytes ---- */
+    /* encore switched itself off (enc_core_disable): launches are still counted (seen, eager), so
+     * that the report accounts for every one */
+    int switched_off;
+    /* a process forked from one that used the driver (core/path/init.c): every call passes
+     * straight through, no hook runs, no lock is taken */
+    int forked_child;
     int n_pending_err; /* states with a pending error, and the orphaned one (failure.c) */
 } __attribute__((aligned(64))) enc_hot_state;
 extern enc_hot_state enc_hot;

@@ -97,8 +97,7 @@ typedef struct enc_stream_state {
     uint32_t win_launches, win_len;      /* the rest rule's window (below): launches in it, and its length */
     int needs_init;                      /* set up (state_query) before its first use; atomic */
     uint8_t n_lead;                      /* launches in lead (below) */
-    uint8_t anchor_came;                 /* the anchor came again since it was set */
-    uint8_t reanchored;                  /* the anchor was moved into the loop (sequence.c) since the flush point */
+    uint8_t anchor_settled;              /* the anchor came again, or was moved into the loop (sequence.c) */
     enc_seq seq;                         /* the open sequence */
     const struct enc_dev_limits *limits; /* its device's launch limits, once read (validate.c) */
     enc_store store;                     /* what it learnt: the trie, graphs, candidates */
@@ -117,7 +116,7 @@ typedef struct enc_stream_state {
      * then cut into the same sequences every iteration, whatever their length. */
     uint64_t anchor_sfp, anchor_afp;
     /* The first ENC_LEAD launches after the flush point (sequence.c: where the anchor never comes
-     * again, the first of them that came again within them becomes it). */
+     * again, the first of them where they repeat with a period becomes it). */
     struct {
         uint64_t sfp, afp;
     } lead[ENC_LEAD];
@@ -166,7 +165,6 @@ typedef struct enc_stream_state {
     /* Learning that does not pay (core/streams/rest.c): a window of launches, its holds that ended in a replay, its
      * sequences learnt, how many had come before, how many were too small to capture; acct when it began, windows
      * in a row whose time balance was negative. While rest_left > 0 (atomic: no lock) launches pass through. */
-
     uint32_t win_replays, win_seqs, win_recur, win_small; /* win_launches, win_len, rest_left: above */
     uint64_t win_acct0[ENC_ACCT_COUNT + 1];
     uint8_t rest_shift, win_neg;

@@ -403,7 +403,7 @@ static int lead_periodic(const enc_stream_state *st, uint32_t i, uint32_t d) {
     return 1;
 }
 static void reanchor(enc_stream_state *st, const enc_rec *r) {
-    st->reanchored = 1;
+    st->anchor_settled = 1;
     for (uint32_t i = 0; i + 1 + LEAD_RUN <= st->n_lead; i++)
         for (uint32_t j = i + 1; j + LEAD_RUN <= st->n_lead; j++)
             if (lead_periodic(st, i, j - i)) {
@@ -415,7 +415,6 @@ static void reanchor(enc_stream_state *st, const enc_rec *r) {
                 if (is_anchor(st, r)) {
                     cut_before_anchor(st);
                     st->since_anchor = 0;
-                    st->anchor_came = 1;
                 }
                 return;
             }
@@ -436,8 +435,7 @@ int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
         st->lead[0].sfp = r->sfp;
         st->lead[0].afp = r->afp;
         st->n_lead = 1;
-        st->anchor_came = 0;
-        st->reanchored = 0;
+        st->anchor_settled = 0;
     } else if (is_anchor(st, r)) {
         /* not before half the longest sequence since the anchor began one
          * (enc_sequence_record counted this launch and found it that far):
@@ -447,8 +445,8 @@ int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
          * same places in every iteration. */
         cut_before_anchor(st);
         st->since_anchor = 0;
-        st->anchor_came = 1;
-    } else if (!st->anchor_came && !st->reanchored && st->n_lead == ENC_LEAD &&
+        st->anchor_settled = 1;
+    } else if (!st->anchor_settled && st->n_lead == ENC_LEAD &&
                st->since_anchor >= (uint32_t)enc_opt.max_sequence / 2 + ENC_LEAD) {
         reanchor(st, r);
     }

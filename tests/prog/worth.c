@@ -91,7 +91,6 @@
  *              loop of 17 rotates through 17 sequences, and the first step's
  *              come three times inside it and never again: later steps are
  *              cut at their first launch (the anchor). A known hole.
- *              The host spins `eager` us before each launch of the loop.
  *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
@@ -99,7 +98,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define N 256u
@@ -268,7 +266,7 @@ static void comeback(int rounds) {
     for (int i = 0; i < 3; i++) request(s, x, y, r, 0, it++); /* path 0 captured */
     uint32_t fresh = 1;
     for (int c = 0; c < rounds && fresh + 4 <= 32; c++) {
-        for (int i = 0; i < 4; i++) request(s, x, y, r, fresh++, it++);     /* new paths: holds fail */
+        for (int i = 0; i < 4; i++) request(s, x, y, r, fresh++, it++);      /* new paths: holds fail */
         for (int i = 0; i < (8 << c) + 7; i++) request(s, x, y, r, 0, it++); /* path 0 again */
     }
     prog_finish(s, x, y, N);
@@ -349,17 +347,7 @@ static void tail(int steps, int grows) { /* 1: from step 20 on; 2: in step 20 on
     prog_finish(s, x, y, N);
 }
 
-static void host_work(uint64_t us) { /* the program's own host time before a launch */
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t end = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + us * 1000u, now;
-    do {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-    } while (now < end);
-}
-
-static void cg(int steps, int host_us) {
+static void cg(int steps) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
     prog_hot_buffers(&k, s, N, &x, &y, &r);
@@ -368,7 +356,6 @@ static void cg(int steps, int host_us) {
             for (uint32_t j = 0; j < 3; j++) k_mix(&k, s, y, 200 + j, N); /* the one-off analysis */
         for (int i = 0; i < 20; i++)
             for (uint32_t j = 0; j < 17; j++) {
-                host_work((uint64_t)host_us);
                 if (j == 0)
                     CK(drv.cuMemsetD32Async(r, 0, 1, s));
                 else if (j % 5 == 1)
@@ -411,7 +398,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "stall"))
         stalls(steps, 0);
     else if (!strcmp(mode, "cg"))
-        cg(steps, argc > 3 ? atoi(argv[3]) : 0);
+        cg(steps);
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
