@@ -174,6 +174,34 @@ void enc_hold_start_replayed(enc_stream_state *st) {
     t->replayed = 1;
 }
 
+/* ---- sightings in one flush interval --------------------------------------------
+ * A candidate (a sequence, its structure, its configuration) seen
+ * ENCORE_MIN_REPEATS times between two flush points of its stream is due
+ * only at ONE_INTERVAL times that many, unless it came again after a flush
+ * point. Where a stream's sequences are cut depends on where its anchor is
+ * (the first launch after a flush point: sequence.c), and a program's first
+ * step is not its later ones. CuPy's first CG solve makes a call that
+ * flushes everything in its first iteration, and the launch after it
+ * anchors the stream inside the loop; the solve's sequences, cut from there, came three times in it and never
+ * after, since later solves are cut from their first launch (on the H200,
+ * 11 of 25 processes left 7 to 12 graphs never replayed; call 58's trace;
+ * prog_worth cgalloc: 5 of 24 before, 0 of 19 now). A loop that runs long
+ * between flush points is captured all the same, a few iterations later;
+ * a structure that recurs inside a step (a network's layers) too. */
+#define ONE_INTERVAL 2u
+
+void enc_cand_sighted(const enc_stream_state *st, enc_candidate *c) {
+    uint16_t iv = (uint16_t)__atomic_load_n(&st->flush_points, __ATOMIC_RELAXED);
+    if (c->count++ == 0)
+        c->iv = iv;
+    else if (c->iv != iv)
+        c->spanned = 1;
+}
+
+int enc_capture_enough(const enc_candidate *c, uint32_t need) {
+    return c->count >= (c->spanned || need < 2 ? need : need * ONE_INTERVAL);
+}
+
 /* ---- captures at a loop's entry ----------------------------------------------------
  * The other way round: a start where a sequence replayed, and one matched a
  * graph of its within the last DOUBT_SEQS sequences, is a loop's entry that
@@ -185,15 +213,15 @@ void enc_hold_start_replayed(enc_stream_state *st) {
  * H200's changing-batch server the sighting made no difference, the hold
  * rule did: docs/bench/2026-11-27-h200-engine-ab.md). A set-up run twice
  * begins where nothing replayed yet, and still waits for the third. */
-int enc_capture_due(const enc_stream_state *st, uint32_t sightings) {
+int enc_capture_due(const enc_stream_state *st, const enc_candidate *c) {
     uint32_t need = (uint32_t)enc_opt.min_repeats;
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
-    if (!t) return sightings >= need;
-    if (t->replayed && t->since_match < DOUBT_SEQS) return sightings >= (need > 2 ? need - 1 : need);
+    if (!t) return enc_capture_enough(c, need);
+    if (t->replayed && t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need > 2 ? need - 1 : need);
     uint32_t b = t->hold_backoff;
-    if (b < DOUBT_BACKOFF || t->since_match < DOUBT_SEQS) return sightings >= need;
+    if (b < DOUBT_BACKOFF || t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need);
     uint32_t shift = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
-    return sightings >= need << shift;
+    return enc_capture_enough(c, need << shift);
 }
 
 /* ---- captures that never replay ---------------------------------------------------

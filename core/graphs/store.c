@@ -163,6 +163,7 @@ static void release(enc_store *s, enc_graph *g, uint8_t cand_state, int evicted)
     if (c) {
         c->state = cand_state;
         c->count = 0;
+        c->spanned = 0;
     }
     if (evicted) enc_event_graph_evicted(g);
     if (enc_graph_has_event_op(g)) __atomic_store_n(&s->ngraphs_ev, s->ngraphs_ev - 1, __ATOMIC_RELAXED);

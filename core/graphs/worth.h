@@ -6,8 +6,14 @@
 
 #include "core/state/stream_state.h"
 
-/* Is `sightings` of st's open sequence enough to capture it, where it begins? (hold.c) */
-int enc_capture_due(const enc_stream_state *st, uint32_t sightings);
+/* One more sighting of candidate c, st's open sequence (its structure, its configuration): counted, and
+ * whether it came in another of st's flush intervals than the first (hold.c). */
+void enc_cand_sighted(const enc_stream_state *st, enc_candidate *c);
+/* Are c's sightings (st's open sequence, its structure or its configuration) enough to capture it, where
+ * it begins? (hold.c) */
+int enc_capture_due(const enc_stream_state *st, const enc_candidate *c);
+/* ... `need` sightings asked for (ENCORE_MIN_REPEATS, or fewer or more where it begins). */
+int enc_capture_enough(const enc_candidate *c, uint32_t need);
 /* st's open sequence ended; it matched a graph of its start (had a graph) or not. */
 void enc_hold_start_seen(enc_stream_state *st, int matched);
 /* st's open sequence ended, replayed. */

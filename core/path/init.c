@@ -143,6 +143,7 @@ static void init_once_fn(void) {
         enc_stats_register(&stats_engine);
         enc_options_init();
         enc_log_threshold = enc_opt.log_level;
+        enc_hot.trace = enc_opt.log_level >= ENC_LOG_TRACE;
         enc_report_init();
         if (enc_opt.print_config) enc_options_print();
         int active = enc_opt.enabled;

@@ -49,6 +49,7 @@ typedef struct enc_hot_state {
     /* moves when the program changes a function attribute (core/path/validate.c); starts at 1:
      * layouts start at 0, their limits read at the first held launch */
     unsigned func_attr_gen;
+    int trace; /* ENCORE_LOG_LEVEL=trace: each launch and each sequence end is logged (sequence.c) */
     /* ---- read only when encore is off, or at flush points: past the first 64 bytes ---- */
     /* encore switched itself off (enc_core_disable): launches are still counted (seen, eager), so
      * that the report accounts for every one */

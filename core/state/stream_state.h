@@ -47,8 +47,10 @@ enum enc_cand_state {
 
 typedef struct enc_candidate {
     uint64_t hash;
-    uint32_t count; /* sightings; 0: a free slot */
-    uint8_t state;  /* enum enc_cand_state */
+    uint32_t count;  /* sightings; 0: a free slot */
+    uint8_t state;   /* enum enc_cand_state */
+    uint8_t spanned; /* seen in two flush intervals of its stream (learn.c) */
+    uint16_t iv;     /* the interval of its first sighting (the low bits of flush_points) */
 } enc_candidate;
 
 /* What a stream has learnt: candidates, graphs and the trie that finds them. */
@@ -138,6 +140,7 @@ typedef struct enc_stream_state {
      * points before it, and in how many intervals in a row (atomic, as ramp) */
     uint32_t since_flush, flush_len;
     uint8_t flush_len_same;
+    uint32_t flush_points;             /* flush points with launches since the one before (atomic, as ramp: learn.c) */
     uint64_t flush_sig, flush_sig_run; /* the kernels between the last two flush points, and since the last
                                           (a running hash of their structural fingerprints) */
 

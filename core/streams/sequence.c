@@ -136,6 +136,7 @@ static void flush_point(enc_stream_state *st, uint32_t open) {
     uint32_t n = __atomic_exchange_n(&st->since_flush, 0, __ATOMIC_RELAXED) + open;
     uint64_t sig = __atomic_exchange_n(&st->flush_sig_run, 0, __ATOMIC_RELAXED);
     if (n == 0) return; /* two flush points with nothing between: one */
+    __atomic_store_n(&st->flush_points, __atomic_load_n(&st->flush_points, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
     if (n == __atomic_load_n(&st->flush_len, __ATOMIC_RELAXED) &&
         sig == __atomic_load_n(&st->flush_sig, __ATOMIC_RELAXED)) {
         uint8_t same = __atomic_load_n(&st->flush_len_same, __ATOMIC_RELAXED);
@@ -315,6 +316,33 @@ static void note_pace(enc_stream_state *st) {
     note_deadline(st);
 }
 
+/* ENCORE_LOG_LEVEL=trace: what a stream's launches and sequence ends were,
+ * in order, to find where a program's sequences are cut and why (a launch's
+ * fingerprints, shortened: the same numbers are the same launch). */
+static const char *const end_names[ENC_FLUSH_REASON_COUNT] = {
+    "a call on the stream",     "a call flushing everything", "the legacy stream's order",   "the flush deadline",
+    "its length or its anchor", "the program's capture",      "a launch encore cannot hold", "exit"};
+
+void enc_sequence_trace_launch(const enc_stream_state *st, const enc_layout *L, int rc) {
+    const enc_rec *r = &st->seq.recs[st->seq.n];
+    if (rc != 0) {
+        enc_log(ENC_LOG_TRACE, "stream %p: %s not recorded", (void *)st, L->name);
+        return;
+    }
+    enc_log(ENC_LOG_TRACE, "stream %p: launch %u, %u since the anchor%s: %s s=%08x a=%08x grid %ux%ux%u", (void *)st,
+            st->seq.n, st->anchor_set ? st->since_anchor + 1 : 0, st->anchor_set ? "" : " (anchors)", L->name,
+            (unsigned)r->sfp, (unsigned)r->afp, r->grid[0], r->grid[1], r->grid[2]);
+}
+
+static void trace_end(const enc_stream_state *st, enum enc_flush_reason why) {
+    enc_log(ENC_LOG_TRACE, "stream %p: a sequence of %u ends at %s: %s", (void *)st, st->seq.n,
+            (unsigned)why < ENC_FLUSH_REASON_COUNT ? end_names[why] : "?",
+            st->seq.replayed_by_patch ? "replayed, patched"
+            : st->seq.fully_replayed  ? "replayed"
+            : st->seq.poisoned        ? "issued (not recordable)"
+                                      : "issued");
+}
+
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     if (why != ENC_FLUSH_SEQUENCE_FULL) {          /* a flush point */
         st->anchor_set = 0;                        /* the next launch anchors */
@@ -329,6 +357,7 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     }
     enc_release_at_sequence_end(st, why);
     if (!st->open) return;
+    if (__builtin_expect(enc_hot.trace, 0)) trace_end(st, why);
     note_pace(st);
     /* what learning reads of a sequence replayed exactly (none) or through a patched graph (hash) */
     if (!st->seq.poisoned && (!st->seq.fully_replayed || st->seq.replayed_by_patch)) enc_record_hash(&st->seq);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "base/enums.h"
+#include "core/state/gate.h"
 #include "core/state/stream_state.h"
 #include "policy/options.h"
 
@@ -79,6 +80,8 @@ void enc_sequence_open(enc_stream_state *st);
  * recorded launch after a flush point anchors; one half a longest sequence or more past the anchor
  * that is the anchor again ends the sequence before it (since_anchor already counts it). */
 int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc);
+/* ENCORE_LOG_LEVEL=trace: the launch just recorded (rc: enc_record_launch's result), one line. */
+void enc_sequence_trace_launch(const enc_stream_state *st, const enc_layout *L, int rc);
 /* Open the sequence if needed and record l as its pending launch; when l is
  * the anchor coming again, the sequence ends before it. Returns 1 if recorded,
  * 0 if not (the sequence is poisoned). Inline: the usual launch, recorded and
@@ -86,6 +89,7 @@ int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc);
 static inline int enc_sequence_record(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
     if (!st->open) enc_sequence_open(st);
     int rc = enc_record_launch(&st->seq, l, L);
+    if (__builtin_expect(enc_hot.trace, 0)) enc_sequence_trace_launch(st, L, rc);
     if (__builtin_expect(rc == 0 && st->anchor_set, 1)) {
         if (__builtin_expect(st->n_lead < ENC_LEAD, 0)) { /* one of the first launches after the flush point */
             st->lead[st->n_lead].sfp = st->seq.recs[st->seq.n].sfp;

@@ -90,7 +90,16 @@
  *              budget on a slow host; ENCORE_MAX_SEQUENCE=8 in the test), a
  *              loop of 17 rotates through 17 sequences, and the first step's
  *              come three times inside it and never again: later steps are
- *              cut at their first launch (the anchor). A known hole.
+ *              cut at their first launch (the anchor).
+ *
+ *   cgalloc    cg as CuPy's first solve runs it: in its second iteration it
+ *              allocates its temporaries (a free flushes everything, so the
+ *              launch after it anchors the stream inside the loop), and the
+ *              reductions' results rotate through three buffers (CuPy's pool
+ *              hands them out in turn), so the loop repeats every 51
+ *              launches. The first step's sequences, cut from that anchor,
+ *              come three times in it; later steps are cut from their first
+ *              launch, and the first step's never come again.
  *
  *   prog_worth MODE [steps] [eager] */
 #include "prog.h"
@@ -347,14 +356,25 @@ static void tail(int steps, int grows) { /* 1: from step 20 on; 2: in step 20 on
     prog_finish(s, x, y, N);
 }
 
-static void cg(int steps) {
+static void cg(int steps, int alloc) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x, y, r;
-    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    CUdeviceptr x, y, rs[4];
+    prog_hot_buffers(&k, s, N, &x, &y, &rs[0]);
+    rs[1] = rs[2] = rs[3] = rs[0];
+    uint32_t rot = alloc ? 4 : 1; /* iterations before the temporaries come round again */
     for (int it = 0; it < steps; it++) {
         if (it == 0)
             for (uint32_t j = 0; j < 3; j++) k_mix(&k, s, y, 200 + j, N); /* the one-off analysis */
-        for (int i = 0; i < 20; i++)
+        if (alloc)
+            for (uint32_t j = 0; j < 3; j++) k_mix(&k, s, x, 300 + j, N); /* x = 0, r = b, the first dot */
+        for (uint32_t i = 0; i < 20; i++) {
+            if (alloc && it == 0 && i == 8) { /* the first solve's temporaries */
+                for (int b = 1; b < 4; b++) rs[b] = prog_alloc(4);
+                CUdeviceptr scratch = prog_alloc(N);
+                CK(drv.cuMemFree(scratch)); /* a call that flushes everything */
+            }
+            CUdeviceptr r = rs[i % rot];
+            uint32_t salt = 100 * (i % rot);
             for (uint32_t j = 0; j < 17; j++) {
                 if (j == 0)
                     CK(drv.cuMemsetD32Async(r, 0, 1, s));
@@ -365,9 +385,10 @@ static void cg(int steps) {
                 else if (j == 16)
                     k_reduce(&k, s, r, y, N);
                 else
-                    k_mix(&k, s, y, j, N);
+                    k_mix(&k, s, y, j + salt, N);
             }
-        prog_print_reduce(s, r, "step", it);
+        }
+        prog_print_reduce(s, rs[19 % rot], "step", it);
     }
     prog_finish(s, x, y, N);
 }
@@ -397,8 +418,8 @@ int main(int argc, char **argv) {
         stalls(steps, 1);
     else if (!strcmp(mode, "stall"))
         stalls(steps, 0);
-    else if (!strcmp(mode, "cg"))
-        cg(steps);
+    else if (!strcmp(mode, "cg") || !strcmp(mode, "cgalloc"))
+        cg(steps, !strcmp(mode, "cgalloc"));
     else if (!strcmp(mode, "owngraphs"))
         owngraphs(steps, argc > 3 ? atoi(argv[3]) : 1);
     else {
