@@ -415,7 +415,11 @@ static void capture(enc_stream_state *st, enc_candidate *c, enum capture_for wha
                   "differs from encore's capture stream's: it runs eagerly");
         return;
     }
-    if (!enc_capture_admits(st)) return;     /* graphs of its structure did not replay */
+    if (!enc_capture_admits(st)) return; /* graphs of its structure did not replay */
+    if (st->cap_unsettled) {             /* the flush deadline moved the stream's cut points a moment ago (types.h) */
+        ENC_TSTAT_ADD(captures_refused, 1);
+        return;
+    }
     if (!enc_reclaim_graph_room(st)) return; /* try again next time */
     enc_graph *g = copy_sequence(&st->seq);
     if (!g) return;

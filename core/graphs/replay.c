@@ -232,7 +232,10 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         enc_store_drop_graph(&st->store, g, 0);
         return 0;
     }
-    if (g->hits++ == 0) enc_capture_paid(&st->store, g->node);
+    if (g->hits++ == 0) {
+        enc_capture_paid(&st->store, g->node);
+        ENC_DEBUG("graph %llu replayed for the first time", (unsigned long long)g->id);
+    }
     g->last_used = enc_now_ns();
     ENC_TSTAT_ADD(replay_ns, g->last_used - t0);
     ENC_ACCT_ADD(st, ENC_ACCT_REPLAY_NS, g->last_used - t0);

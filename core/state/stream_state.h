@@ -122,8 +122,10 @@ typedef struct enc_stream_state {
     struct {
         uint64_t sfp, afp;
     } lead[ENC_LEAD];
-    uint32_t pace_cap; /* seq_cap's (above) for the pace */
-    uint8_t cap_votes; /* sequences in a row whose pace asked for another cap */
+    uint32_t pace_cap;     /* seq_cap's (above) for the pace */
+    uint8_t cap_votes;     /* sequences in a row whose pace asked for another cap */
+    uint8_t cap_unsettled; /* sequences to end before graphs are captured again: the flush deadline moved
+                            * seq_cap (sequence.c, learn.c) */
     /* Holds the flush deadline cut before their sequence ended, with no replay since (replay.c
      * counts them; sequence.c acts), the launches the last one held, and the cap they set
      * (0: none): a sequence the deadline cuts never replays. */

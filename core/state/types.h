@@ -28,14 +28,23 @@
 #define ENC_LAYOUT_CAP 16384    /* kernels whose parameter layout is cached (a power of two) */
 #define ENC_MAX_STATES 4096     /* stream states, all threads together */
 #define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
-#define ENC_TRIE_ROOT 0         /* the trie node before any launch */
-#define ENC_NO_NODE UINT32_MAX  /* no such trie node */
-#define ENC_LEAD 64             /* launches after a flush point remembered to find a loop's start (sequence.c) */
-#define ENC_MIN_SEQ_CAP 8       /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
-#define ENC_CAP_VOTES 16        /* sequences in a row that must ask for a new cap before it is taken */
-#define ENC_CAP_FIRST_VOTES 2   /* ... for a stream's first cap */
-#define ENC_MAX_HELD_EVENTS 32  /* distinct events a stream holds records of or waits on (more: not held) */
-#define ENC_SAMPLE_EVERY 61     /* one launch in this many is timed (a prime, see launch.c) */
+/* Sequences a stream ends, once the flush deadline moved its cap (core/streams/sequence.c), before
+ * graphs are captured on it again (core/graphs/learn.c). Each change of the cap moves the places where
+ * the stream's loop is cut, and graphs captured at the old places stop matching. In a slow stretch of a
+ * process the deadline moves the cap again and again, and graphs of each length were captured and left
+ * behind: on the H200, a ResNet-18 process whose passive steps ran 70% slower than the other engine's
+ * left 11 of 40 graphs never replayed (call 60); prog_worth slowstretch left 8 of 27 (ENCORE_CUT_BACKOFF
+ * off) and 5 of 27 (on), and leaves 1 of 4 and 2 of 23 with this. A sequence due for capture is captured
+ * when it comes again after that. */
+#define ENC_CAP_SETTLE 4u
+#define ENC_TRIE_ROOT 0        /* the trie node before any launch */
+#define ENC_NO_NODE UINT32_MAX /* no such trie node */
+#define ENC_LEAD 64            /* launches after a flush point remembered to find a loop's start (sequence.c) */
+#define ENC_MIN_SEQ_CAP 8      /* ENCORE_HOLD_BUDGET never cuts sequences shorter than this */
+#define ENC_CAP_VOTES 16       /* sequences in a row that must ask for a new cap before it is taken */
+#define ENC_CAP_FIRST_VOTES 2  /* ... for a stream's first cap */
+#define ENC_MAX_HELD_EVENTS 32 /* distinct events a stream holds records of or waits on (more: not held) */
+#define ENC_SAMPLE_EVERY 61    /* one launch in this many is timed (a prime, see launch.c) */
 /* A timed launch slower than this is left out of the means that the report and the time estimate
  * multiply by counts: it paid a one-off (the thread preempted, a page touched for the first time),
  * not what a launch costs (a few microseconds). A kernel's first launch, which may load its module

@@ -64,6 +64,14 @@ static void set_cap(enc_stream_state *st) {
     st->seq_cap = st->deadline_cap && st->deadline_cap < or_longest(st->pace_cap) ? st->deadline_cap : st->pace_cap;
 }
 
+/* The same where the flush deadline moved its cap: no captures for the next
+ * ENC_CAP_SETTLE sequences (learn.c). */
+static void set_cap_by_deadline(enc_stream_state *st) {
+    uint32_t was = st->seq_cap;
+    set_cap(st);
+    if (st->seq_cap != was) st->cap_unsettled = ENC_CAP_SETTLE;
+}
+
 /* ENCORE_HOLD_RAMP (a trial, off by default). After a flush point (a
  * synchronize, most often) the GPU has nothing left to run, and a held
  * sequence keeps it waiting until the sequence ends; later sequences are held
@@ -245,7 +253,7 @@ static void note_deadline(enc_stream_state *st) {
         st->deadline_since = 1;
         st->deadline_cap *= 2;
         if (st->deadline_cap >= or_longest(st->pace_cap)) st->deadline_cap = 0; /* the deadline no longer cuts */
-        set_cap(st);
+        set_cap_by_deadline(st);
         ENC_DEBUG("a stream's sequences are quick again: at most %u launches (ENCORE_FLUSH_DEADLINE)",
                   enc_sequence_cap(st));
     } else if (!st->seq.fully_replayed && st->deadline_cuts >= ENC_DEADLINE_CUTS) {
@@ -256,7 +264,7 @@ static void note_deadline(enc_stream_state *st) {
                 st->deadline_flips++;
             st->deadline_cap = cap;
             st->deadline_quick = 0;
-            set_cap(st);
+            set_cap_by_deadline(st);
             ENC_DEBUG(
                 "the flush deadline cut %u holds in a row on a stream (%.1f us a launch): sequences of at most %u "
                 "launches (ENCORE_FLUSH_DEADLINE)",
@@ -299,6 +307,7 @@ static void note_cap(enc_stream_state *st) {
 #define PACE_WEIGHT 64u
 #define PACE_CLAMP 2u
 static void note_pace(enc_stream_state *st) {
+    if (st->cap_unsettled) st->cap_unsettled--;
     uint64_t n = st->seq.n ? st->seq.n : 1;
     uint64_t gap = (enc_now_ns() - st->seq.t0) / n;
     uint64_t most = (uint64_t)enc_opt.max_gap * 1000 * PACE_CLAMP;
