@@ -1,11 +1,14 @@
 /* Unit tests of the candidate table (core/graphs/learn.c, enc_cand_find): a
  * sequence's hash is counted in one of a few slots near its home slot; a new
- * hash takes a free slot, or else the least-counted candidate still counting. */
+ * hash takes a free slot, or else the least-counted candidate still counting.
+ * And of how its sightings count (core/graphs/hold.c, enc_cand_sighted):
+ * those inside one flush interval of the stream count for half. */
 #include "core/graphs/graphs.h"
 #include "core/graphs/issue.h"
 #include "core/graphs/layout.h"
 #include "core/graphs/nodes.h"
 #include "core/graphs/store.h"
+#include "core/graphs/worth.h"
 #include "core/path/engine.h"
 #include "core/path/path.h"
 #include "core/state/gate.h"
@@ -97,6 +100,52 @@ int main(int argc, char **argv) {
         enc_candidate *c2 = enc_cand_find(t, last + ENC_CAND_CAP, 1);
         EXPECT(c1 == &t[ENC_CAND_CAP - 1]);
         EXPECT(c2 == &t[0]);
+    }
+
+    TEST("candidates: sightings inside one flush interval are due at twice the sightings asked for") {
+        static enc_stream_state st;
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        enc_candidate *c = enc_cand_find(t, 77, 1);
+        for (int i = 0; i < 5; i++) enc_cand_sighted(&st, c);
+        EXPECT(!enc_capture_enough(c, 3));
+        enc_cand_sighted(&st, c);
+        EXPECT(enc_capture_enough(c, 3));
+    }
+
+    TEST("candidates: a sighting after a flush point makes the sightings asked for enough") {
+        static enc_stream_state st;
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        enc_candidate *c = enc_cand_find(t, 77, 1);
+        enc_cand_sighted(&st, c);
+        enc_cand_sighted(&st, c);
+        EXPECT(!enc_capture_enough(c, 3));
+        st.flush_points++;
+        enc_cand_sighted(&st, c);
+        EXPECT(enc_capture_enough(c, 3));
+    }
+
+    TEST("candidates: one sighting asked for is enough at the first") {
+        static enc_stream_state st;
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        enc_candidate *c = enc_cand_find(t, 77, 1);
+        enc_cand_sighted(&st, c);
+        EXPECT(enc_capture_enough(c, 1));
+    }
+
+    TEST("candidates: a slot taken by another hash forgets the intervals its sightings came in") {
+        static enc_stream_state st;
+        enc_candidate t[ENC_CAND_CAP] = {{0}};
+        uint32_t counts[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+        fill(t, counts, 8);
+        t[HOME].count = 1;
+        t[HOME].spanned = 1;
+        enc_candidate *c = enc_cand_find(t, at_home(100), 1);
+        EXPECT(c == &t[HOME]);
+        EXPECT_EQ_INT(c->spanned, 0);
+        enc_cand_sighted(&st, c);
+        enc_cand_sighted(&st, c);
+        enc_cand_sighted(&st, c);
+        EXPECT(!enc_capture_enough(c, 3));
     }
 
     return th_report();
