@@ -28,6 +28,11 @@ static void fill(enc_candidate *t, const uint32_t *counts, int n) {
     }
 }
 
+/* n sightings of c on st, in st's current flush interval. */
+static void sighted(const enc_stream_state *st, enc_candidate *c, int n) {
+    for (int i = 0; i < n; i++) enc_cand_sighted(st, c);
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
 
@@ -106,9 +111,9 @@ int main(int argc, char **argv) {
         static enc_stream_state st;
         enc_candidate t[ENC_CAND_CAP] = {{0}};
         enc_candidate *c = enc_cand_find(t, 77, 1);
-        for (int i = 0; i < 5; i++) enc_cand_sighted(&st, c);
+        sighted(&st, c, 5);
         EXPECT(!enc_capture_enough(c, 3));
-        enc_cand_sighted(&st, c);
+        sighted(&st, c, 1);
         EXPECT(enc_capture_enough(c, 3));
     }
 
@@ -116,11 +121,10 @@ int main(int argc, char **argv) {
         static enc_stream_state st;
         enc_candidate t[ENC_CAND_CAP] = {{0}};
         enc_candidate *c = enc_cand_find(t, 77, 1);
-        enc_cand_sighted(&st, c);
-        enc_cand_sighted(&st, c);
+        sighted(&st, c, 2);
         EXPECT(!enc_capture_enough(c, 3));
         st.flush_points++;
-        enc_cand_sighted(&st, c);
+        sighted(&st, c, 1);
         EXPECT(enc_capture_enough(c, 3));
     }
 
@@ -128,7 +132,7 @@ int main(int argc, char **argv) {
         static enc_stream_state st;
         enc_candidate t[ENC_CAND_CAP] = {{0}};
         enc_candidate *c = enc_cand_find(t, 77, 1);
-        enc_cand_sighted(&st, c);
+        sighted(&st, c, 1);
         EXPECT(enc_capture_enough(c, 1));
     }
 
@@ -142,9 +146,7 @@ int main(int argc, char **argv) {
         enc_candidate *c = enc_cand_find(t, at_home(100), 1);
         EXPECT(c == &t[HOME]);
         EXPECT_EQ_INT(c->spanned, 0);
-        enc_cand_sighted(&st, c);
-        enc_cand_sighted(&st, c);
-        enc_cand_sighted(&st, c);
+        sighted(&st, c, 3);
         EXPECT(!enc_capture_enough(c, 3));
     }
 
