@@ -30,6 +30,11 @@ static void interpose_init_once(void) {
         enc_entry_flags[i] = flags;
         __atomic_store_n(&enc_entry_class[i], cls, __ATOMIC_RELEASE);
     }
+    static const int launch_shaped[] = ENC_LAUNCH_SHAPED_ENTRIES;
+    int all = 1;
+    for (size_t i = 0; i < sizeof launch_shaped / sizeof launch_shaped[0]; i++)
+        all &= enc_entry_class[launch_shaped[i]] == ENC_CLASS_LAUNCH;
+    __atomic_store_n(&enc_hot.launch_classed, all, __ATOMIC_RELEASE);
     enc_stats_set_cause_names(enc_entry_names, ENC_ENTRY_COUNT); /* flushes are counted by entry id */
     __atomic_store_n(&enc_interpose_ready, 1, __ATOMIC_RELEASE);
 }

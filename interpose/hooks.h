@@ -56,7 +56,11 @@ void *enc_resolve_export(int i);
 extern unsigned char enc_entry_class[];
 extern uint32_t enc_entry_flags[];
 
-static inline int enc_is_launch(int entry) { return enc_entry_class[entry] == ENC_CLASS_LAUNCH; }
+/* For the wrappers of entry points with a launch's signature only (enc_hot.launch_classed). */
+static inline int enc_is_launch(int entry) {
+    return __builtin_expect(__atomic_load_n(&enc_hot.launch_classed, __ATOMIC_RELAXED), 1) ||
+           enc_entry_class[entry] == ENC_CLASS_LAUNCH;
+}
 /* ENCORE=0: a launch wrapper counts the launch and calls the driver at once
  * (core/path/engine.h, enc_core_launch_passes). */
 static inline int enc_hook_launch_passes(void) { return enc_core_launch_passes(); }

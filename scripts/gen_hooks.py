@@ -421,6 +421,12 @@ def main():
          "#define ENC_HEADER_CUDA_VERSION %d" % cuda_version(opt.cuda_include)]
     for n in entries:
         h.append("#define ENC_E_%s %d" % (n, eid[n]))
+    # the entry points whose wrappers take a launch's path when the policy classes them a launch
+    shaped = sorted({eid[stem(name)] for name in export_names if stem(name) not in SPECIAL
+                     and LAUNCH_SHAPES.get(shape_of(exports[name].types))} |
+                    {eid[fn.base] for fn in variants if fn.base not in SPECIAL
+                     and LAUNCH_SHAPES.get(shape_of(fn.types))})
+    h.append("#define ENC_LAUNCH_SHAPED_ENTRIES {%s}" % ", ".join(str(i) for i in shaped))
     for fn in variants:
         if fn.base in SPECIAL:
             h.append("CUresult enc_special_%s(%s);" % (fn.name, fn.decl_params()))

@@ -50,6 +50,9 @@ typedef struct enc_hot_state {
      * layouts start at 0, their limits read at the first held launch */
     unsigned func_attr_gen;
     int trace; /* ENCORE_LOG_LEVEL=trace: each launch and each sequence end is logged (sequence.c) */
+    /* 1 once every entry point with a launch's signature is classed a launch (interpose/hooks.c):
+     * their wrappers then read this line, which a launch reads anyway, not the class table */
+    int launch_classed;
     /* ---- read only when encore is off, or at flush points: past the first 64 bytes ---- */
     /* encore switched itself off (enc_core_disable): launches are still counted (seen, eager), so
      * that the report accounts for every one */

@@ -90,14 +90,8 @@ static inline int enc_sequence_record(enc_stream_state *st, const enc_launch *l,
     if (!st->open) enc_sequence_open(st);
     int rc = enc_record_launch(&st->seq, l, L);
     if (__builtin_expect(enc_hot.trace, 0)) enc_sequence_trace_launch(st, L, rc);
-    if (__builtin_expect(rc == 0 && st->anchor_set, 1)) {
-        if (__builtin_expect(st->n_lead < ENC_LEAD, 0)) { /* one of the first launches after the flush point */
-            st->lead[st->n_lead].sfp = st->seq.recs[st->seq.n].sfp;
-            st->lead[st->n_lead].afp = st->seq.recs[st->seq.n].afp;
-            st->n_lead++;
-        }
-        if (++st->since_anchor < (uint32_t)enc_opt.max_sequence / 2) return 1;
-    }
+    if (__builtin_expect(rc == 0 && st->anchor_set, 1) && ++st->since_anchor < (uint32_t)enc_opt.max_sequence / 2)
+        return 1;
     return enc_sequence_recorded(st, L, rc);
 }
 /* The sequence ends (a flush point, or ENC_FLUSH_SEQUENCE_FULL): release, learn, reset. */
