@@ -33,6 +33,21 @@ static void sighted(const enc_stream_state *st, enc_candidate *c, int n) {
     for (int i = 0; i < n; i++) enc_cand_sighted(st, c);
 }
 
+/* A fresh candidate's sightings until `need` of them are enough; with a flush
+ * point of its stream after the first `flush_after` of them (0: none). */
+static int sightings_until_due(uint32_t need, int flush_after) {
+    static enc_stream_state st;
+    enc_candidate t[ENC_CAND_CAP] = {{0}};
+    enc_candidate *c = enc_cand_find(t, 77, 1);
+    int n = 0;
+    while (!enc_capture_enough(c, need) && n < 100) {
+        if (flush_after && n == flush_after) st.flush_points++;
+        sighted(&st, c, 1);
+        n++;
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
 
@@ -108,33 +123,14 @@ int main(int argc, char **argv) {
     }
 
     TEST("candidates: sightings inside one flush interval are due at twice the sightings asked for") {
-        static enc_stream_state st;
-        enc_candidate t[ENC_CAND_CAP] = {{0}};
-        enc_candidate *c = enc_cand_find(t, 77, 1);
-        sighted(&st, c, 5);
-        EXPECT(!enc_capture_enough(c, 3));
-        sighted(&st, c, 1);
-        EXPECT(enc_capture_enough(c, 3));
+        EXPECT_EQ_INT(sightings_until_due(3, 0), 6);
     }
 
     TEST("candidates: a sighting after a flush point makes the sightings asked for enough") {
-        static enc_stream_state st;
-        enc_candidate t[ENC_CAND_CAP] = {{0}};
-        enc_candidate *c = enc_cand_find(t, 77, 1);
-        sighted(&st, c, 2);
-        EXPECT(!enc_capture_enough(c, 3));
-        st.flush_points++;
-        sighted(&st, c, 1);
-        EXPECT(enc_capture_enough(c, 3));
+        EXPECT_EQ_INT(sightings_until_due(3, 2), 3);
     }
 
-    TEST("candidates: one sighting asked for is enough at the first") {
-        static enc_stream_state st;
-        enc_candidate t[ENC_CAND_CAP] = {{0}};
-        enc_candidate *c = enc_cand_find(t, 77, 1);
-        sighted(&st, c, 1);
-        EXPECT(enc_capture_enough(c, 1));
-    }
+    TEST("candidates: one sighting asked for is enough at the first") { EXPECT_EQ_INT(sightings_until_due(1, 0), 1); }
 
     TEST("candidates: a slot taken by another hash forgets the intervals its sightings came in") {
         static enc_stream_state st;
