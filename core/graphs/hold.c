@@ -182,12 +182,13 @@ void enc_hold_start_replayed(enc_stream_state *st) {
  * (the first launch after a flush point: sequence.c), and a program's first
  * step is not its later ones. CuPy's first CG solve makes a call that
  * flushes everything in its first iteration, and the launch after it
- * anchors the stream inside the loop; the solve's sequences, cut from there, came three times in it and never
- * after, since later solves are cut from their first launch (on the H200,
- * 11 of 25 processes left 7 to 12 graphs never replayed; call 58's trace;
- * prog_worth cgalloc: 5 of 24 before, 0 of 19 now). A loop that runs long
- * between flush points is captured all the same, a few iterations later;
- * a structure that recurs inside a step (a network's layers) too. */
+ * anchors the stream inside the loop; the solve's sequences, cut from
+ * there, came three times in it and never after, since later solves are cut
+ * from their first launch (on the H200, 11 of 25 processes left 7 to 12
+ * graphs never replayed; call 58's trace; prog_worth cgalloc: 5 of 24
+ * before, 0 of 19 now). A loop that runs long between flush points is
+ * captured all the same, a few iterations later; a structure that recurs
+ * inside a step (a network's layers) too. */
 #define ONE_INTERVAL 2u
 
 void enc_cand_sighted(const enc_stream_state *st, enc_candidate *c) {

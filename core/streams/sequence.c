@@ -328,9 +328,10 @@ static void note_pace(enc_stream_state *st) {
 /* ENCORE_LOG_LEVEL=trace: what a stream's launches and sequence ends were,
  * in order, to find where a program's sequences are cut and why (a launch's
  * fingerprints, shortened: the same numbers are the same launch). */
-static const char *const end_names[ENC_FLUSH_REASON_COUNT] = {
+static const char *const end_names[] = {
     "a call on the stream",     "a call flushing everything", "the legacy stream's order",   "the flush deadline",
     "its length or its anchor", "the program's capture",      "a launch encore cannot hold", "exit"};
+_Static_assert(sizeof end_names / sizeof end_names[0] == ENC_FLUSH_REASON_COUNT, "a name for each flush reason");
 
 void enc_sequence_trace_launch(const enc_stream_state *st, const enc_layout *L, int rc) {
     const enc_rec *r = &st->seq.recs[st->seq.n];
