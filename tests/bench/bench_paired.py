@@ -523,6 +523,7 @@ class Paired:
                         cell["sync_wait_us"] = [s.get("active_blocks_sync_wait_us"), s.get("passive_blocks_sync_wait_us")]
                     cell["encore_summary"] = {k: s.get(k) for k in ("launches_seen", "launches_replayed",
                                                                      "launches_passive", "graphs_captured",
+                                                                     "captured_never_replayed",
                                                                      "divergences", "holds", "holds_replayed",
                                                                      "holds_given_up", "holds_resumed",
                                                                      "streams_left_alone", "streams_rested",
@@ -754,6 +755,14 @@ def in_process_section(L, rows, key, title, intro, columns, cells):
         L.append(f"| {r['workload']} | {v} | " + " | ".join(str(x) for x in cells(c, c[key])) + " |")
 
 
+def never_replayed(s):
+    """'captured, never (share)' from an encore summary, or an em dash."""
+    if not s or s.get("graphs_captured") is None:
+        return "—"
+    c, n = s.get("graphs_captured") or 0, s.get("captured_never_replayed") or 0
+    return f"{c}, {n} ({100.0 * n / c:.0f}%)" if c else "0, 0"
+
+
 def fmt_num(x, spec=".1f"):
     return "—" if x is None else format(x, spec)
 
@@ -794,14 +803,16 @@ def report_md(rows, args, notes):
                  f"{fmt_speedup(r['variants'].get('launch-free', {}).get('vs_eager'))} |")
     L += ["", "## Cost breakdown (in-process: variant active / passive blocks)", ""]
     L += ["| workload | variant | active / passive | n | verdict | replay % (process) | replay % (timed active "
-          "blocks) | sync wait, active / switched off (µs a call) |", "|---|---|---|---|---|---|---|---|"]
+          "blocks) | sync wait, active / switched off (µs a call) | graphs captured, never replayed (issue 28: "
+          "at most 10%) |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for v, c in r["variants"].items():
             if c.get("switch"):
                 sw_us = c.get("sync_wait_us") or [None, None]
                 L.append(f"| {r['workload']} | {v} | {fmt_ratio(c['switch'])} | {c['switch']['n']} | "
                          f"{c['switch']['verdict']} | {fmt_num(c.get('replay_pct'))} | "
-                         f"{fmt_num(c.get('replay_pct_blocks'))} | {' / '.join(fmt_num(x) for x in sw_us)} |")
+                         f"{fmt_num(c.get('replay_pct_blocks'))} | {' / '.join(fmt_num(x) for x in sw_us)} | "
+                         f"{never_replayed(c.get('encore_summary'))} |")
     in_process_section(
         L, rows, "encore_vs_bound", "encore against the launch-free bound, in one process (variant encore+bound)",
         "`LD_PRELOAD=libskiplaunch.so:libencore.so SKIPLAUNCH_SWITCH=1`, blocks P A B P B A repeated: P both pass "

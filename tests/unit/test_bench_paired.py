@@ -141,4 +141,8 @@ check("engine_ab: on the same hosts, ratios above the old engine's gain less", "
 t = ab_table(250.0, 180.0)
 check("engine_ab: where the old engine's hosts ran its passive blocks slower, the verdict is not counted",
       "hosts differed (was: GAINS LESS)" in t and "gains less at 95%: 0" in t and "| 250 / 180 |" in t)
+check("never_replayed: the graphs a process captured and how many of them never replayed, with the share",
+      bp.never_replayed({"graphs_captured": 40, "captured_never_replayed": 11}) == "40, 11 (28%)")
+check("never_replayed: a summary without the count reads as not measured",
+      bp.never_replayed({"launches_seen": 5}) == "—" and bp.never_replayed(None) == "—")
 finish()
