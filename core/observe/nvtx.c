@@ -27,10 +27,15 @@
 
 int enc_nvtx_on;
 
-static const char *const flush_names[ENC_FLUSH_REASON_COUNT] = {
+static const char *const flush_names[] = {
     "a call on the stream",  "a device-wide call", "legacy stream order",         "the flush deadline",
     "the sequence was full", "a program capture",  "a launch encore cannot copy", "process exit",
 };
+_Static_assert(sizeof flush_names / sizeof flush_names[0] == ENC_FLUSH_REASON_COUNT, "a name for each flush reason");
+
+const char *enc_flush_reason_name(int flush_reason) {
+    return flush_reason >= 0 && flush_reason < ENC_FLUSH_REASON_COUNT ? flush_names[flush_reason] : NULL;
+}
 
 void enc_nvtx_init(void) {
     if (!enc_opt.nvtx) return;
@@ -68,9 +73,9 @@ void enc_nvtx_capture_begin_(uint32_t launches) {
 
 void enc_nvtx_eager_begin_(uint32_t launches, const char *why, int flush_reason) {
     char b[192];
-    if (flush_reason >= 0 && flush_reason < ENC_FLUSH_REASON_COUNT)
-        snprintf(b, sizeof b, "encore: eager, %u launches: %s (%s)", (unsigned)launches, why,
-                 flush_names[flush_reason]);
+    const char *name = enc_flush_reason_name(flush_reason);
+    if (name)
+        snprintf(b, sizeof b, "encore: eager, %u launches: %s (%s)", (unsigned)launches, why, name);
     else
         snprintf(b, sizeof b, "encore: eager, %u launches: %s", (unsigned)launches, why);
     push(b);

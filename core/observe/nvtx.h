@@ -22,6 +22,10 @@ void enc_nvtx_capture_begin_(uint32_t launches);
 void enc_nvtx_eager_begin_(uint32_t launches, const char *why, int flush_reason);
 void enc_nvtx_end_(void);
 
+/* A flush point's reason in words (enum enc_flush_reason), as the eager ranges and the trace
+ * (ENCORE_LOG_LEVEL=trace, core/streams/sequence.c) give it; NULL for no reason. */
+const char *enc_flush_reason_name(int flush_reason);
+
 /* A replayed graph: sequence id, launches it stands for. */
 static inline void enc_nvtx_replay(uint32_t seq, uint32_t launches) {
     if (__builtin_expect(enc_nvtx_on, 0)) enc_nvtx_replay_begin_(seq, launches);

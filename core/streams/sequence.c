@@ -11,6 +11,7 @@
 #include "core/graphs/layout.h"
 #include "core/graphs/nodes.h"
 #include "core/graphs/store.h"
+#include "core/observe/nvtx.h"
 #include "core/state/gate.h"
 #include "core/streams/rest.h"
 #include "core/streams/streams.h"
@@ -328,10 +329,6 @@ static void note_pace(enc_stream_state *st) {
 /* ENCORE_LOG_LEVEL=trace: what a stream's launches and sequence ends were,
  * in order, to find where a program's sequences are cut and why (a launch's
  * fingerprints, shortened: the same numbers are the same launch). */
-static const char *const end_names[] = {
-    "a call on the stream",     "a call flushing everything", "the legacy stream's order",   "the flush deadline",
-    "its length or its anchor", "the program's capture",      "a launch encore cannot hold", "exit"};
-_Static_assert(sizeof end_names / sizeof end_names[0] == ENC_FLUSH_REASON_COUNT, "a name for each flush reason");
 
 void enc_sequence_trace_launch(const enc_stream_state *st, const enc_layout *L, int rc) {
     const enc_rec *r = &st->seq.recs[st->seq.n];
@@ -345,8 +342,8 @@ void enc_sequence_trace_launch(const enc_stream_state *st, const enc_layout *L, 
 }
 
 static void trace_end(const enc_stream_state *st, enum enc_flush_reason why) {
-    enc_log(ENC_LOG_TRACE, "stream %p: a sequence of %u ends at %s: %s", (void *)st, st->seq.n,
-            (unsigned)why < ENC_FLUSH_REASON_COUNT ? end_names[why] : "?",
+    const char *name = enc_flush_reason_name(why);
+    enc_log(ENC_LOG_TRACE, "stream %p: a sequence of %u ends (%s): %s", (void *)st, st->seq.n, name ? name : "?",
             st->seq.replayed_by_patch ? "replayed, patched"
             : st->seq.fully_replayed  ? "replayed"
             : st->seq.poisoned        ? "issued (not recordable)"
