@@ -484,13 +484,15 @@ static uint32_t work_nodes(const enc_seq *seq) {
     return w;
 }
 
-/* One more sighting of candidate c, replayed through a patched graph: due
- * for a graph of its own at its ENCORE_MIN_REPEATS-th (as hold.c counts them:
- * those of one flush interval count less). */
-static int sighting_due(const enc_stream_state *st, enc_candidate *c) {
+/* One more sighting of candidate c, if it is still counting: is it due for
+ * a graph? Where the sequence begins decides how many it takes
+ * (enc_capture_due), or, for a sequence replayed through a patched graph,
+ * its ENCORE_MIN_REPEATS-th does; as hold.c counts them, those of one flush
+ * interval count less. */
+static int sighting_due(const enc_stream_state *st, enc_candidate *c, int by_start) {
     if (!c || c->state != ENC_CAND_COUNTING) return 0;
     enc_cand_sighted(st, c);
-    return enc_capture_enough(c, (uint32_t)enc_opt.min_repeats);
+    return by_start ? enc_capture_due(st, c) : enc_capture_enough(c, (uint32_t)enc_opt.min_repeats);
 }
 
 /* A sequence replayed through a graph of its structure, patched. Patches
@@ -516,13 +518,13 @@ static int sighting_due(const enc_stream_state *st, enc_candidate *c) {
 static void learn_from_patches(enc_stream_state *st) {
     const enc_seq *seq = &st->seq;
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
-    if (sighting_due(st, c)) {
+    if (sighting_due(st, c, 0)) {
         capture(st, c, FOR_SEQUENCE);
         return;
     }
     if (!seq->patched_grid) return;
     enc_candidate *cc = cand_find(st->store.cands, seq->chash ^ ENC_CONFIG_SALT, 1, c);
-    if (sighting_due(st, cc)) capture(st, cc, FOR_CONFIG);
+    if (sighting_due(st, cc, 0)) capture(st, cc, FOR_CONFIG);
 }
 
 void enc_learn_sequence(enc_stream_state *st) {
@@ -545,10 +547,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     }
     enc_candidate *c = enc_cand_find(st->store.cands, seq->hash, 1);
     int recurring = c && (c->count || c->state != ENC_CAND_COUNTING); /* a new candidate has count 0 */
-    if (c && c->state == ENC_CAND_COUNTING) {
-        enc_cand_sighted(st, c);
-        if (enc_capture_due(st, c)) capture(st, c, FOR_SEQUENCE);
-    }
+    if (sighting_due(st, c, 1)) capture(st, c, FOR_SEQUENCE);
     /* The same structure with other arguments (a step counter, say) is worth
      * a graph too when the arguments can be patched in: count it apart (never
      * in the place of the exact count just made), and capture the sequence as
@@ -559,10 +558,7 @@ void enc_learn_sequence(enc_stream_state *st) {
     if (sc_tried) {
         sc = cand_find(st->store.cands, seq->shash ^ ENC_STRUCT_SALT, 1, c);
         recurring |= sc && (sc->count || sc->state != ENC_CAND_COUNTING); /* its structure came before */
-        if (sc && sc->state == ENC_CAND_COUNTING) {
-            enc_cand_sighted(st, sc);
-            if (enc_capture_due(st, sc)) capture(st, sc, FOR_STRUCTURE);
-        }
+        if (sighting_due(st, sc, 1)) capture(st, sc, FOR_STRUCTURE);
     }
     learnt(outcome(c, sc, sc_tried));
     enc_hold_start_seen(st, (c && c->state == ENC_CAND_CAPTURED) || (sc && sc->state == ENC_CAND_CAPTURED));
