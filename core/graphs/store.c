@@ -272,6 +272,7 @@ static void trie_clear(enc_store *s) {
     s->nnodes = 1;
     s->nlive = 0;
     s->nodes[ENC_TRIE_ROOT].first_child = ENC_NO_NODE;
+    s->nodes[ENC_TRIE_ROOT].last_child = 0; /* its children are gone (enc_store_step) */
     clear_child_tab(s);
 }
 

@@ -26,13 +26,19 @@ static inline uint32_t enc_store_child(const enc_store *s, uint32_t parent, uint
     }
 }
 /* enc_store_child for a held walk, which repeats: the child last taken from `parent` is tried
- * first. It is the answer when it has that parent and structure (a node's (parent, sfp) is
- * unique), whatever was rebuilt since; else the table is asked and the answer remembered. */
+ * first, by the structure remembered beside it, without reading the child (held launches cost
+ * mostly cache misses: docs/maintainers.md). A node's last_child is set only here, to a child
+ * the table found, and is 0 in a node made since the trie was last cleared (add_node, trie_clear
+ * in store.c): children are never taken out one at a time, so a remembered one is a child of
+ * `parent` with that structure. Else the table is asked and the answer remembered. */
 static inline uint32_t enc_store_step(enc_store *s, uint32_t parent, uint64_t sfp) {
-    uint32_t h = s->nodes[parent].last_child;
-    if (h && h < s->nnodes && s->nodes[h].parent == parent && s->nodes[h].sfp == sfp) return h;
+    enc_trie_node *p = &s->nodes[parent];
+    if (p->last_child && p->last_child_sfp == sfp) return p->last_child;
     uint32_t c = enc_store_child(s, parent, sfp);
-    if (c != ENC_NO_NODE) s->nodes[parent].last_child = c;
+    if (c != ENC_NO_NODE) {
+        p->last_child = c;
+        p->last_child_sfp = sfp;
+    }
     return c;
 }
 /* The node where the path of recs[0..n) ends (the root for none), or ENC_NO_NODE: no graph's

@@ -24,7 +24,7 @@ typedef struct enc_dev_limits {
     int ok; /* atomic: the fields below are read */
     CUdevice dev;
     unsigned max_grid[3], max_block[3], max_threads;
-} enc_dev_limits;
+} __attribute__((aligned(64))) enc_dev_limits; /* one cache line a held launch reads, not two */
 
 /* Why the driver might refuse launch r on st's stream now (its function's and device's limits,
  * or they cannot be read), or NULL: a refused launch is issued eagerly, after what is held. */

@@ -16,14 +16,17 @@
 #include "core/state/types.h"
 
 typedef struct enc_trie_node {
+    /* ---- a held walk reads the parent's first 16 bytes (one cache line: malloc aligns to 16 and the
+     * size is a multiple of 16), nothing of the child's (store.h enc_store_step) ---- */
     uint32_t parent;
-    uint32_t first_child;
+    uint32_t last_child;     /* the child a held walk last took from here, tried first (store.h); 0: none */
+    uint64_t last_child_sfp; /* its structure */
     uint64_t sfp;
+    uint32_t first_child;
     CUfunction f; /* what the launch leading here looked like, for divergence reports */
     unsigned grid[3], block[3], smem;
-    uint32_t last_child; /* the child a held walk last took from here, tried first (store.h); 0: none */
-    enc_graph *graphs;   /* graphs whose sequence ends here */
-    uint32_t refs;       /* graphs whose sequence passes through or ends here; 0: a dead node */
+    enc_graph *graphs; /* graphs whose sequence ends here */
+    uint32_t refs;     /* graphs whose sequence passes through or ends here; 0: a dead node */
     /* hold.c: the hold rule at the root's children (where holds start): the last holds, and sequences to begin
      * here eagerly before trying again (hold_skip); the capture rule where graphs end (cap_*). */
     uint32_t hold_skip;
@@ -38,6 +41,7 @@ typedef struct enc_trie_node {
     uint8_t end_early; /* graph_end.c: its graphs' sequences ended at a call of the program, none goes on */
     int8_t end_score;  /* graph_end.c: calls that came at this end, less 4 a time work came instead */
 } enc_trie_node;
+_Static_assert(sizeof(enc_trie_node) % 16 == 0, "a trie node's first 16 bytes stay in one cache line");
 
 enum enc_cand_state {
     ENC_CAND_COUNTING = 0,

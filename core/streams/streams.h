@@ -101,7 +101,8 @@ void enc_sequence_end_at_launch(enc_stream_state *st, enum enc_flush_reason why)
 /* ENCORE_GRAPH_END (core/graphs/graph_end.c): held launches that reached trie node c complete a graph whose
  * sequence ended at a call of the program, and no longer graph goes on from there. */
 static inline int enc_sequence_graph_end_due(const enc_stream_state *st, uint32_t c) {
-    return __builtin_expect(st->store.nodes[c].end_early, 0) && st->store.nodes[c].end_score >= 0 && enc_opt.graph_end;
+    /* the option first: off (the default), c's node is not read (a cache miss a held launch) */
+    return __builtin_expect(enc_opt.graph_end, 0) && st->store.nodes[c].end_early && st->store.nodes[c].end_score >= 0;
 }
 /* ... so the sequence ends now, its graph replayed (with st->mu held). */
 void enc_sequence_end_at_graph_end(enc_stream_state *st);

@@ -311,6 +311,28 @@ int main(int argc, char **argv) {
         free_store(s);
     }
 
+    TEST("store: after compacting, a held walk's step forgets the children it remembered (their ids are given out again)") {
+        enc_store *s = new_store();
+        static enc_layout L;
+        uint64_t a[3] = {1, 2, 3}, c[2] = {7, 8};
+        enc_graph *gc = graph_of(s, c, 2, &L, 30);
+        graph_of(s, a, 3, &L, 10);
+        uint32_t node = ENC_TRIE_ROOT;
+        for (int i = 0; i < 2; i++) node = enc_store_step(s, node, c[i]); /* remembered: root -> 7 -> 8 */
+        EXPECT_EQ_INT(node, gc->node);
+        enc_store_drop_graph(s, gc, 1);
+        EXPECT_EQ_INT(enc_store_compact(s, 1), 1); /* 1, 2, 3 now have the ids 7 and 8 had */
+        EXPECT_EQ_INT(enc_store_step(s, ENC_TRIE_ROOT, 7), ENC_NO_NODE);
+        node = ENC_TRIE_ROOT;
+        for (int i = 0; i < 3; i++) {
+            uint32_t want = enc_store_child(s, node, a[i]);
+            EXPECT_EQ_INT(enc_store_step(s, node, a[i]), want);
+            node = want;
+        }
+        EXPECT_EQ_INT(enc_store_step(s, node, 8), ENC_NO_NODE);
+        free_store(s);
+    }
+
     TEST("store: compacting waits until more than half of the trie is dead, unless forced") {
         enc_store *s = new_store();
         static enc_layout L;
