@@ -370,6 +370,7 @@ class Paired:
                "schedule": schedule, "argv": argv, "encore_env": {k: v for k, v in env.items()
                                                                    if k.startswith("ENCORE")}}
         timeout = max(30.0, min(600.0, self.deadline - time.monotonic() + 30))
+        started = time.time()  # the run's own log files are written after it (read_summary)
         try:
             r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
                                preexec_fn=(lambda: os.sched_setaffinity(0, self.pin)) if self.pin else None)
@@ -391,7 +392,7 @@ class Paired:
                     pass
             elif line.startswith("RESULT "):
                 rec["result"] = kv
-        rec["encore"] = read_summary(log_path)
+        rec["encore"] = read_summary(log_path, since=started)
         rec["stderr_tail"] = err[-1500:]
         ok = rec["rc"] == 0 and rec["result"].get("status") == "ok" and rec["blocks"]
         rec["ok"] = bool(ok)
@@ -692,12 +693,21 @@ def add_since(acc, ev, before, *keys):
         acc[i] += (ev.get(k) or 0) - (before.get(k) or 0)
 
 
-def read_summary(pattern):
+def read_summary(pattern, since=None):
+    """encore's summary for one run from its ENCORE_LOG files (the path has %p: of several processes'
+    files, the one that saw the most launches). since (time.time() at the run's start): files last
+    written before it are another run's with the same tag (scripts/gpu/engine-ab's PROCS runs a
+    workload's process again into the same folder) and are left out."""
     import glob
     if not pattern:
         return None
     best = None
     for path in glob.glob(pattern.replace("%p", "*")):
+        try:
+            if since is not None and os.path.getmtime(path) < since:
+                continue
+        except OSError:
+            continue
         summary, on, off = None, None, None
         active = [0, 0]  # launches seen and replayed in active blocks
         waits = {"A": [0, 0], "P": [0, 0]}  # ns and calls blocked in synchronizing calls, active / switched off

@@ -23,7 +23,9 @@ step (H200, 2026-11-28, call 52: every old-engine process of the cuBLAS loop ran
 call before, one process each, read "gains more" 0.902 [0.852, 0.980]). So the table shows each
 engine's passive step (the median of each process's passive blocks, range over processes), and
 where every process of one engine ran them more than HOST_SPREAD slower than every process of the
-other, a verdict becomes "hosts differed": not counted either way; run more processes.
+other, a verdict becomes "hosts differed": not counted either way; run more processes. Beside it,
+each process's own sample of a held launch's host time (the report's "encore time per held
+launch", issue 31), range over processes: it follows the host as much as the engine.
 
 Folders other than `old` and `new` under a workload (scripts/gpu/engine-ab's MORE_REVS: a bisection,
 a variant) get a second table: each engine's ratio, each process's own median (processes of one
@@ -94,6 +96,17 @@ def hosts_differ(old_p, new_p):
     return min(old_p) > max(new_p) * (1 + HOST_SPREAD) or min(new_p) > max(old_p) * (1 + HOST_SPREAD)
 
 
+def held_launch_ns(rows, workload):
+    """Each encore switch process's own sample of a held launch's host time (ns: the report's
+    "encore time per held launch", issue 31), where it took one."""
+    out = []
+    for r in switch_rows(rows, workload):
+        e = r.get("encore") or {}
+        if bp.base_variant(r.get("variant", "")) == "encore" and int(e.get("deferred_samples") or 0) > 0:
+            out.append(int(e.get("deferred_ns") or 0) / int(e["deferred_samples"]))
+    return out
+
+
 def fmt_steps(p):
     if not p:
         return "—"
@@ -129,8 +142,9 @@ def main(argv):
         return 0 if len(argv) == 2 else 2
     root = argv[1]
     lines = ["| workload | old engine, active / passive [95%] | replayed | new engine | replayed | "
-             "new / old [95%] | verdict | passive step (us), old / new | checksums | new: captured, never replayed |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "new / old [95%] | verdict | passive step (us), old / new | held launch (ns), old / new | checksums | "
+             "new: captured, never replayed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     worse = 0
     for w in sorted(os.listdir(root)):
         if not os.path.isdir(os.path.join(root, w, "old")) and not os.path.isdir(os.path.join(root, w, "new")):
@@ -147,7 +161,9 @@ def main(argv):
         sums = "same" if len(so | sn) == 1 else ("—" if not (so | sn) else "DIFFER")
         pct = (lambda x: bp.fmt_num(x) + ("" if x is None else "%"))
         lines.append(f"| {w} | {bp.fmt_ratio(c['old'])} | {pct(ro)} | {bp.fmt_ratio(c['new'])} | {pct(rn)} | {ratio} | "
-                     f"{c['verdict']} | {fmt_steps(po)} / {fmt_steps(pn)} | {sums} | {caps}, {never} |")
+                     f"{c['verdict']} | {fmt_steps(po)} / {fmt_steps(pn)} | "
+                     f"{fmt_steps(held_launch_ns(old_rows, w))} / {fmt_steps(held_launch_ns(new_rows, w))} | "
+                     f"{sums} | {caps}, {never} |")
     print("\n".join(lines))
     print(f"\nworkloads where the new engine gains less at 95%: {worse}")
     more = more_engines(root)

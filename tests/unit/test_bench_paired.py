@@ -85,6 +85,13 @@ check("engine_ab: overlapping ratios show no difference", c["verdict"].startswit
 c = engine_ab.compare([1.00, 1.01, 0.99, 1.00, 1.02], [1.10, 1.11, 1.09, 1.12, 1.10])
 check("engine_ab: slower where the old engine did not gain is not 'gains less'",
       c["verdict"].startswith("slower than old"))
+held_rows = [{"workload": "w", "method": "switch", "ok": True, "variant": "encore",
+              "encore": {"deferred_ns": 3000, "deferred_samples": 20}, "blocks": []},
+             {"workload": "w", "method": "switch", "ok": True, "variant": "encore",
+              "encore": {"deferred_ns": 0, "deferred_samples": 0}, "blocks": []},
+             {"workload": "w", "method": "switch", "ok": True, "variant": "eager", "encore": None, "blocks": []}]
+check("engine_ab: a process's held launch is its own sample's mean; processes without one are left out",
+      engine_ab.held_launch_ns(held_rows, "w") == [150.0])
 check("engine_ab: no verdict without ratios of both engines", engine_ab.compare([], [0.9, 0.8])["verdict"] == "no data")
 check("engine_ab: hosts differ where every process of one engine ran its passive blocks >10% slower",
       engine_ab.hosts_differ([229.0, 266.0, 235.0], [180.0, 183.0, 178.0]))
@@ -117,6 +124,22 @@ with tempfile.TemporaryDirectory() as root:
           "0.700 0.720" in rows[2] and "0.800 0.820" in rows[0])
     os.rename(os.path.join(root, "w", "c0ffee"), os.path.join(root, "x"))
     check("engine_ab: no second table with only old and new", engine_ab.more_engines(root) == "")
+
+with tempfile.TemporaryDirectory() as logs:
+    def log_of(pid, seen, age_s):
+        path = os.path.join(logs, f"0001-w-encore-switch-r0.{pid}.jsonl")
+        with open(path, "w") as f:
+            f.write(json.dumps({"event": "summary", "launches_seen": seen}) + "\n")
+        t = __import__("time").time() - age_s
+        os.utime(path, (t, t))
+    log_of(100, 9000, 60.0)  # an earlier process of the same tag (engine-ab's PROCS), more launches
+    log_of(200, 5000, 0.0)
+    pattern = os.path.join(logs, "0001-w-encore-switch-r0.%p.jsonl")
+    since = __import__("time").time() - 10.0
+    check("read_summary: a run's summary is its own log's, not an earlier run's of the same tag",
+          (bp.read_summary(pattern, since=since) or {}).get("launches_seen") == 5000)
+    check("read_summary: without a start time, the log that saw the most launches (a program's processes)",
+          (bp.read_summary(pattern) or {}).get("launches_seen") == 9000)
 
 import contextlib  # noqa: E402
 import io  # noqa: E402
