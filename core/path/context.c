@@ -30,7 +30,7 @@
  * entry points among them), so it is remembered per thread in between. */
 
 void enc_core_current_ctx_changed(int every_thread) {
-    enc_thr.cur_ctx.gen = 0;
+    enc_thr.cur_ctx_gen = 0;
     if (every_thread && __atomic_add_fetch(&enc_hot.ctx_gen, 1, __ATOMIC_RELEASE) == 0) /* wrapped: never 0 */
         __atomic_add_fetch(&enc_hot.ctx_gen, 1, __ATOMIC_RELEASE);
 }

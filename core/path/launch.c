@@ -311,10 +311,10 @@ static int launch_elsewhere(const enc_stream_state *st) {
     CUcontext ctx = __atomic_load_n(&st->ctx, __ATOMIC_RELAXED), cur = NULL;
     if (!ctx) return 0;
     uint32_t gen = __atomic_load_n(&enc_hot.ctx_gen, __ATOMIC_ACQUIRE);
-    if (enc_thr.cur_ctx.gen == gen) return enc_thr.cur_ctx.ctx != ctx; /* remembered (context.c) */
+    if (enc_thr.cur_ctx_gen == gen) return enc_thr.cur_ctx != ctx; /* remembered (context.c) */
     if (enc_drv.ctxGetCurrent(&cur) != CUDA_SUCCESS) return 0;
-    enc_thr.cur_ctx.ctx = cur;
-    enc_thr.cur_ctx.gen = gen;
+    enc_thr.cur_ctx = cur;
+    enc_thr.cur_ctx_gen = gen;
     return cur != ctx;
 }
 
@@ -359,17 +359,20 @@ static CUresult count_after_switch_off(const enc_launch *l) {
 }
 
 /* ---- the shortest way: a thread's launches to a stream that rests -----------------------
- * The last explicit stream this thread sent a resting launch to. Its next
- * launch there is checked before the hook builds anything (engine.h). */
+ * The explicit stream of this thread's most recent stream state (its first
+ * way, base/thread.h), marked when a launch there rested. Its next launch
+ * there is checked before the hook builds anything (engine.h), from the
+ * thread's first cache line. */
 
 int enc_core_launch_rests(CUstream stream) {
-    enc_stream_state *st = enc_thr.rest_hint.st;
-    if (!st || stream != enc_thr.rest_hint.stream || enc_thr.guard || enc_audit_enter ||
+    struct enc_thread_stream *c = &enc_thr.streams[0];
+    if (!c->rests || (void *)stream != c->key || enc_thr.guard || enc_audit_enter ||
         !__atomic_load_n(&enc_hot.active, __ATOMIC_RELAXED) || __atomic_load_n(&enc_hot.paused, __ATOMIC_RELAXED) ||
         __atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED))
         return 0;
-    if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != enc_thr.rest_hint.gen || !enc_rest_take(st)) {
-        enc_thr.rest_hint.st = NULL; /* retired, or the rest is over: the full path from here */
+    enc_stream_state *st = c->st;
+    if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != c->gen || !enc_rest_take(st)) {
+        c->rests = 0; /* retired, or the rest is over: the full path from here */
         return 0;
     }
     enc_tstats *t = enc_thr.tstats;
@@ -429,11 +432,7 @@ static CUresult launch_guarded(const enc_launch *l) {
             __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
             __atomic_store_n(&t->eager_by[ENC_EAGER_RESTING], t->eager_by[ENC_EAGER_RESTING] + 1, __ATOMIC_RELAXED);
         }
-        if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) == ENC_STREAM_EXPLICIT) {
-            enc_thr.rest_hint.stream = l->stream;
-            enc_thr.rest_hint.st = st;
-            enc_thr.rest_hint.gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
-        }
+        if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) == ENC_STREAM_EXPLICIT) enc_stream_note_rests(l->stream, st);
         CUresult r = enc_core_call_sampled(l);
         if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
         return r;

@@ -103,11 +103,17 @@ static enc_stream_state *cache_lookup(int kind, void *key, CUcontext ctx) {
 
 static void cache_remember(int kind, void *key, CUcontext ctx, enc_stream_state *st) {
     tls_cache *c = &enc_thr.streams[enc_thr.streams_next++ & (ENC_THREAD_STREAMS - 1)];
-    c->kind = kind;
+    c->kind = (uint8_t)kind;
+    c->rests = 0;
     c->key = key;
     c->ctx = ctx;
     c->st = st;
     c->gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+}
+
+void enc_stream_note_rests(CUstream s, const enc_stream_state *st) {
+    tls_cache *c = &enc_thr.streams[0];
+    if (c->st == st && c->key == (void *)s && c->kind == ENC_STREAM_EXPLICIT && c->ctx == NULL) c->rests = 1;
 }
 
 /* With states_mu held: the live state of that stream, or NULL. */

@@ -23,6 +23,9 @@
 /* The state of the stream a call names (NULL: legacy, or per-thread for
  * _ptsz/_ptds entry points), created if `create`; NULL if there is none. */
 enc_stream_state *enc_stream_for(CUstream s, int per_thread, int create);
+/* A launch on explicit stream s (state st) rested: if st is this thread's most recent stream state,
+ * its next launch there takes the shortest way (core/path/launch.c enc_core_launch_rests). */
+void enc_stream_note_rests(CUstream s, const enc_stream_state *st);
 /* The stream was destroyed: end its sequence, forget what it learnt, free the state for reuse. */
 void enc_stream_retire(enc_stream_state *st);
 /* States in enc_states, read under the table's lock (one added later is added after what this thread did). */
