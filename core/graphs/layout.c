@@ -96,13 +96,21 @@ static void read_owner(enc_layout *L, CUfunction f) {
     if (enc_drv.ctxGetCurrent && enc_drv.ctxGetCurrent(&ctx) == CUDA_SUCCESS) L->ctx = ctx;
 }
 
+enc_layout *enc_layout_new(uint32_t n) {
+    size_t size = sizeof(enc_layout) + 2 * (size_t)n * sizeof(uint32_t);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, size) != 0) return NULL;
+    memset(p, 0, size);
+    return p;
+}
+
 static enc_layout *build_layout(CUfunction f) {
     size_t offs[ENC_MAX_PARAMS], sizes[ENC_MAX_PARAMS];
     enc_layout *L = NULL;
     ENC_GUARDED {
         int ok, kernel;
         uint32_t n = read_param_info(f, offs, sizes, &ok, &kernel);
-        L = calloc(1, sizeof *L + 2 * n * sizeof(uint32_t));
+        L = enc_layout_new(n);
         if (!L) return NULL;
         L->func = (void *)f;
         L->nparams = n;

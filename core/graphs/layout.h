@@ -9,6 +9,9 @@
 /* Layouts, and the cache itself, are read only with a stream state's mutex
  * held (or the cache's own lock): that is what lets a retired layout be freed
  * once every state's mutex has been taken after its retirement (reclaim.c). */
+/* A zeroed layout with room for n parameters, aligned to a cache line (types.h: its launch fields
+ * and first offsets then take one), or NULL; free() frees it. */
+enc_layout *enc_layout_new(uint32_t n);
 const enc_layout *enc_layout_cached(CUfunction f); /* NULL if not looked up yet */
 /* enc_layout_cached, remembered per function in m (a stream's, read and written with its
  * mutex held): a function's layout changes only when it is retired, and whoever retires

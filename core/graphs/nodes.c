@@ -59,7 +59,7 @@ static pthread_once_t op_once = PTHREAD_ONCE_INIT;
 static void make_layouts(void) {
     static const char *const names[ENC_OP_KINDS] = {NULL, "[event record]", "[event wait]", "[memcpy]", "[memset]"};
     for (int k = 1; k < ENC_OP_KINDS; k++) {
-        enc_layout *L = calloc(1, sizeof *L + 2 * sizeof(uint32_t));
+        enc_layout *L = enc_layout_new(1);
         if (!L) continue;
         L->func = (void *)ENC_OP_FUNC(k);
         L->nparams = 1;

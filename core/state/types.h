@@ -25,6 +25,7 @@
 #define ENC_MAX_ATTRS 16        /* launch attributes recorded at most (more: the launch runs eagerly) */
 #define ENC_MAX_ARG_BYTES 65536 /* a layout reaching past this is not trusted */
 #define ENC_KERNEL_NAME_MAX 96  /* kernel names are kept (truncated) to this size, NUL included */
+#define ENC_LAYOUT_HOT 192      /* where a layout's launch fields begin (a multiple of 64) */
 #define ENC_LAYOUT_CAP 16384    /* kernels whose parameter layout is cached (a power of two) */
 #define ENC_MAX_STATES 4096     /* stream states, all threads together */
 #define ENC_CAND_CAP 1024       /* candidates per stream (a power of two) */
@@ -69,22 +70,7 @@ enum enc_layout_owner { ENC_OWNER_UNKNOWN = 0, ENC_OWNER_MODULE = 1, ENC_OWNER_L
 
 /* A kernel's parameter layout, as the driver reports it. */
 typedef struct enc_layout {
-    /* what a held launch reads first (its first cache line), then the rest */
-    void *func;
-    uint32_t nparams;
-    uint32_t argbytes; /* packed size: last offset + size */
-    int ok;            /* 0: opaque, launches of it run eagerly */
-    int ascending;     /* each parameter's offset past the previous one's end: copied in one pass (record.c) */
-    int is_op;         /* a stream operation's stand-in (core/graphs/nodes.c): no function, never validated */
-    int untrusted;     /* an attribute validation does not know changed since its first launch: never held */
-    /* The function's limits a held launch must keep (validate.c): read at
-     * its first held launch and again after the program changed a function
-     * attribute (lim_gen trails enc_hot.func_attr_gen); for a CUkernel, on the
-     * device lim_dev. All atomic. */
-    unsigned lim_gen;
-    int lim_dev;
-    int max_threads, max_dyn_smem;
-    int is_kernel;  /* the handle is a CUkernel passed as a CUfunction */
+    /* ---- what only the slow ways read: 144 bytes, then padding to ENC_LAYOUT_HOT ---- */
     int owner_kind; /* enum enc_layout_owner */
     void *owner;    /* the CUmodule (a CUfunction's) or CUlibrary (a CUkernel's) */
     CUcontext ctx;  /* current when it was read: a CUfunction's context */
@@ -93,8 +79,31 @@ typedef struct enc_layout {
     int cache_config_p1;   /* the cache configuration last set through this handle, plus one (0: not known); atomic */
     unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
     char name[ENC_KERNEL_NAME_MAX];
-    uint32_t off[]; /* nparams offsets, then nparams sizes */
+    char pad_[ENC_LAYOUT_HOT - 144];
+    /* ---- what a held launch reads, ENC_LAYOUT_HOT bytes in: with the first offsets, one cache
+     * line where the layout is allocated aligned to one (layout.c, nodes.c; docs/maintainers.md) ---- */
+    void *func;
+    uint32_t nparams;
+    uint32_t argbytes; /* packed size: last offset + size */
+    uint8_t ok;        /* 0: opaque, launches of it run eagerly */
+    uint8_t ascending; /* each parameter's offset past the previous one's end: copied in one pass (record.c) */
+    uint8_t is_op;     /* a stream operation's stand-in (core/graphs/nodes.c): no function, never validated */
+    uint8_t untrusted; /* an attribute validation does not know changed since its first launch: never held; atomic */
+    uint8_t is_kernel; /* the handle is a CUkernel passed as a CUfunction */
+    /* The function's limits a held launch must keep (validate.c): read at
+     * its first held launch and again after the program changed a function
+     * attribute (lim_gen trails enc_hot.func_attr_gen); for a CUkernel, on the
+     * device lim_dev. All atomic. */
+    unsigned lim_gen;
+    int lim_dev;
+    int max_threads, max_dyn_smem;
+    uint32_t off[]; /* nparams offsets, then nparams sizes: three parameters' in the same cache line */
 } enc_layout;
+
+_Static_assert(__builtin_offsetof(enc_layout, func) == ENC_LAYOUT_HOT && ENC_LAYOUT_HOT % 64 == 0,
+               "a layout's launch fields begin a cache line");
+_Static_assert(__builtin_offsetof(enc_layout, off) - ENC_LAYOUT_HOT + 6 * sizeof(uint32_t) <= 64,
+               "three parameters' offsets and sizes share the launch fields' cache line");
 
 static inline uint32_t enc_layout_size(const enc_layout *L, uint32_t i) { return L->off[L->nparams + i]; }
 
