@@ -432,7 +432,7 @@ static CUresult launch_guarded(const enc_launch *l) {
             __atomic_store_n(&t->launches_eager, t->launches_eager + 1, __ATOMIC_RELAXED);
             __atomic_store_n(&t->eager_by[ENC_EAGER_RESTING], t->eager_by[ENC_EAGER_RESTING] + 1, __ATOMIC_RELAXED);
         }
-        if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) == ENC_STREAM_EXPLICIT) enc_stream_note_rests(l->stream, st);
+        enc_stream_note_rests(l->stream, st); /* explicit streams only: it checks the thread's way */
         CUresult r = enc_core_call_sampled(l);
         if (__builtin_expect(r != CUDA_SUCCESS, 0)) enc_core_launch_failed(r);
         return r;

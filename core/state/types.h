@@ -70,16 +70,19 @@ enum enc_layout_owner { ENC_OWNER_UNKNOWN = 0, ENC_OWNER_MODULE = 1, ENC_OWNER_L
 
 /* A kernel's parameter layout, as the driver reports it. */
 typedef struct enc_layout {
-    /* ---- what only the slow ways read: 144 bytes, then padding to ENC_LAYOUT_HOT ---- */
-    int owner_kind; /* enum enc_layout_owner */
-    void *owner;    /* the CUmodule (a CUfunction's) or CUlibrary (a CUkernel's) */
-    CUcontext ctx;  /* current when it was read: a CUfunction's context */
-    int retired;    /* taken out of the cache (its code goes away); set by the retiring thread */
-    struct enc_layout *retired_next;
-    int cache_config_p1;   /* the cache configuration last set through this handle, plus one (0: not known); atomic */
-    unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
-    char name[ENC_KERNEL_NAME_MAX];
-    char pad_[ENC_LAYOUT_HOT - 144];
+    union { /* ---- what only the slow ways read, in the first ENC_LAYOUT_HOT bytes ---- */
+        struct {
+            int owner_kind; /* enum enc_layout_owner */
+            void *owner;    /* the CUmodule (a CUfunction's) or CUlibrary (a CUkernel's) */
+            CUcontext ctx;  /* current when it was read: a CUfunction's context */
+            int retired;    /* taken out of the cache (its code goes away); set by the retiring thread */
+            struct enc_layout *retired_next;
+            int cache_config_p1; /* the cache configuration last set through this handle, plus one (0: not known); atomic */
+            unsigned changed_mark; /* enc_layouts_mark_code's stamp of the last change of its code's attributes */
+            char name[ENC_KERNEL_NAME_MAX];
+        };
+        char cold_[ENC_LAYOUT_HOT];
+    };
     /* ---- what a held launch reads, ENC_LAYOUT_HOT bytes in: with the first offsets, one cache
      * line where the layout is allocated aligned to one (layout.c, nodes.c; docs/maintainers.md) ---- */
     void *func;
