@@ -693,21 +693,29 @@ def add_since(acc, ev, before, *keys):
         acc[i] += (ev.get(k) or 0) - (before.get(k) or 0)
 
 
-def read_summary(pattern, since=None):
-    """encore's summary for one run from its ENCORE_LOG files (the path has %p: of several processes'
-    files, the one that saw the most launches). since (time.time() at the run's start): files last
-    written before it are another run's with the same tag (scripts/gpu/engine-ab's PROCS runs a
-    workload's process again into the same folder) and are left out."""
+def run_logs(pattern, since=None):
+    """The ENCORE_LOG files of one run (the path has %p: a file a process). since (time.time() at the
+    run's start): files last written before it are another run's with the same tag
+    (scripts/gpu/engine-ab's PROCS runs a workload's process again into the same folder) and are
+    left out."""
     import glob
+    paths = []
+    for path in glob.glob(pattern.replace("%p", "*")):
+        try:
+            if since is None or os.path.getmtime(path) >= since:
+                paths.append(path)
+        except OSError:
+            pass
+    return paths
+
+
+def read_summary(pattern, since=None):
+    """encore's summary for one run from its ENCORE_LOG files (run_logs; of several processes'
+    files, the one that saw the most launches)."""
     if not pattern:
         return None
     best = None
-    for path in glob.glob(pattern.replace("%p", "*")):
-        try:
-            if since is not None and os.path.getmtime(path) < since:
-                continue
-        except OSError:
-            continue
+    for path in run_logs(pattern, since):
         summary, on, off = None, None, None
         active = [0, 0]  # launches seen and replayed in active blocks
         waits = {"A": [0, 0], "P": [0, 0]}  # ns and calls blocked in synchronizing calls, active / switched off
