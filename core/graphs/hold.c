@@ -203,6 +203,30 @@ int enc_capture_enough(const enc_candidate *c, uint32_t need) {
     return c->count >= (c->spanned || need < 2 ? need : need * ONE_INTERVAL);
 }
 
+/* ---- a prefix cut by a flush point --------------------------------------------------
+ * A sequence whose path is a strict prefix of graphs' paths, ended by a call
+ * of the program (a synchronize or a read-back came inside those paths,
+ * where none came before), asks twice ENCORE_MIN_REPEATS sightings, more
+ * where its start is in doubt, even at a loop's entry (below). Prefixes that
+ * encore's own limits cut (ENCORE_FLUSH_DEADLINE, the hold budget) keep the
+ * rules of their start: the cap settles (core/state/types.h) and its
+ * sequences replay while it holds.
+ * A flush point that moves (a warm-up, a phase change) cuts prefixes that
+ * come a time or two and never again: torch.compile's own-graph warm-up read
+ * back after 1, 2, 4, 5 or 8 of a graph's 8 fills, and the prefixes of 2 and
+ * 5, captured at their second sighting at that loop's entry, never replayed
+ * (2 of the process's 6 graphs, H200, call 71). A loop whose flush point
+ * stays where it moved is captured all the same, a few steps later. */
+#define PREFIX_SHIFT 1u
+
+static int cut_short(const enc_stream_state *st) {
+    if (!st->seq.ended_by_call) return 0;
+    uint32_t node = enc_store_path_end(&st->store, st->seq.recs, st->seq.n);
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return 0;
+    const enc_trie_node *e = &st->store.nodes[node];
+    return e->refs && !e->graphs;
+}
+
 /* ---- captures at a loop's entry ----------------------------------------------------
  * The other way round: a start where a sequence replayed, and one matched a
  * graph of its within the last DOUBT_SEQS sequences, is a loop's entry that
@@ -218,10 +242,13 @@ int enc_capture_due(const enc_stream_state *st, const enc_candidate *c) {
     uint32_t need = (uint32_t)enc_opt.min_repeats;
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
     if (!t) return enc_capture_enough(c, need);
-    if (t->replayed && t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need > 2 ? need - 1 : need);
-    uint32_t b = t->hold_backoff;
-    if (b < DOUBT_BACKOFF || t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need);
-    uint32_t shift = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
+    int prefix = cut_short(st);
+    if (!prefix && t->replayed && t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need > 2 ? need - 1 : need);
+    uint32_t b = t->hold_backoff, shift = prefix ? PREFIX_SHIFT : 0;
+    if (b >= DOUBT_BACKOFF && t->since_match >= DOUBT_SEQS) {
+        uint32_t doubt = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
+        if (doubt > shift) shift = doubt;
+    }
     return enc_capture_enough(c, need << shift);
 }
 

@@ -36,6 +36,15 @@
  *              holds keep failing is weak evidence: its graph would never
  *              replay. Run with ENCORE_PATCH=0 (the others never repeat).
  *
+ *   prefixes   a loop of 8 kernels (steps times), each step read back by
+ *              the host; between two runs of it, the host reads back after
+ *              the loop's first 2 kernels twice and after its first 5
+ *              twice (torch.compile's warm-up: flush points came after 1,
+ *              2, 4, 5 or 8 of a graph's fills), a few loop steps between
+ *              them. A flush point that cuts a graph's path short where it
+ *              did not before is weak evidence: those prefixes are never
+ *              captured, though they begin at a loop's entry.
+ *
  *   buckets    a serving loop whose requests take one of 8 paths after the
  *              same first kernel (a batch size's kernels, chosen by size),
  *              drawn at random: while paths are new, holds at that start
@@ -218,20 +227,48 @@ static void twice(int steps) {
     prog_finish(s, x, y, N);
 }
 
+/* The loop body's kernel j (of 8). */
+static void body_kernel(CUstream s, CUdeviceptr x, CUdeviceptr y, CUdeviceptr r, int j) {
+    switch (j) {
+    case 0: k_add(&k, s, y, x, N); break;
+    case 1: k_stamp(&k, s, y, N); break;
+    case 2: k_mix(&k, s, x, 3, N); break;
+    case 3: k_axpy(&k, s, x, y, 3, N); break;
+    case 4: k_stamp(&k, s, x, N); break;
+    case 5: k_mix(&k, s, y, 5, N); break;
+    case 6: k_axpy(&k, s, y, x, 2, N); break;
+    default: k_reduce(&k, s, r, y, N); break;
+    }
+}
+
 /* The first n of the loop's 8 launches, from its start (k_add), then the step's read-back. */
 static void cut_body(CUstream s, CUdeviceptr x, CUdeviceptr y, CUdeviceptr r, int n, const char *what, int i) {
-    for (int j = 0; j < n; j++) switch (j) {
-        case 0: k_add(&k, s, y, x, N); break;
-        case 1: k_stamp(&k, s, y, N); break;
-        case 2: k_mix(&k, s, x, 3, N); break;
-        case 3: k_axpy(&k, s, x, y, 3, N); break;
-        case 4: k_stamp(&k, s, x, N); break;
-        case 5: k_mix(&k, s, y, 5, N); break;
-        case 6: k_axpy(&k, s, y, x, 2, N); break;
-        default: k_reduce(&k, s, r, y, N); break;
-        }
+    for (int j = 0; j < n; j++) body_kernel(s, x, y, r, j);
     if (n < 8) k_reduce(&k, s, r, x, N);
     prog_print_reduce(s, r, what, i);
+}
+
+/* The loop's first n kernels, then the host reads x back: a flush point inside the loop's path. */
+static void read_after(CUstream s, CUdeviceptr x, CUdeviceptr y, CUdeviceptr r, int n, int i) {
+    uint32_t h[4];
+    for (int j = 0; j < n; j++) body_kernel(s, x, y, r, j);
+    CK(drv.cuStreamSynchronize(s));
+    CK(drv.cuMemcpyDtoH(h, x, sizeof h));
+    printf("prefix %d of %d: x %08x\n", i, n, h[0]);
+}
+
+static void prefixes(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    int it = 0;
+    for (int i = 0; i < steps; i++) cut_body(s, x, y, r, 8, "loop", it++);
+    for (int i = 0; i < 4; i++) {
+        read_after(s, x, y, r, i < 2 ? 2 : 5, i);
+        for (int j = 0; j < 3; j++) cut_body(s, x, y, r, 8, "between", it++);
+    }
+    for (int i = 0; i < steps; i++) cut_body(s, x, y, r, 8, "again", it++);
+    prog_finish(s, x, y, N);
 }
 
 static void unsteady(int steps) {
@@ -410,6 +447,8 @@ int main(int argc, char **argv) {
         buckets(steps);
     else if (!strcmp(mode, "unsteady"))
         unsteady(steps);
+    else if (!strcmp(mode, "prefixes"))
+        prefixes(steps);
     else if (!strcmp(mode, "copies"))
         copies(steps);
     else if (!strcmp(mode, "tail"))
