@@ -203,28 +203,59 @@ int enc_capture_enough(const enc_candidate *c, uint32_t need) {
     return c->count >= (c->spanned || need < 2 ? need : need * ONE_INTERVAL);
 }
 
-/* ---- a prefix cut by a flush point --------------------------------------------------
- * A sequence whose path is a strict prefix of graphs' paths, ended by a call
- * of the program (a synchronize or a read-back came inside those paths,
- * where none came before), asks twice ENCORE_MIN_REPEATS sightings, more
- * where its start is in doubt, even at a loop's entry (below). Prefixes that
- * encore's own limits cut (ENCORE_FLUSH_DEADLINE, the hold budget) keep the
- * rules of their start: the cap settles (core/state/types.h) and its
- * sequences replay while it holds.
- * A flush point that moves (a warm-up, a phase change) cuts prefixes that
- * come a time or two and never again: torch.compile's own-graph warm-up read
- * back after 1, 2, 4, 5 or 8 of a graph's 8 fills, and the prefixes of 2 and
- * 5, captured at their second sighting at that loop's entry, never replayed
- * (2 of the process's 6 graphs, H200, call 71). A loop whose flush point
- * stays where it moved is captured all the same, a few steps later. */
-#define PREFIX_SHIFT 1u
+/* ---- a prefix cut by the program ---------------------------------------------------
+ * A sequence whose path is a strict prefix of graphs' paths, ended by the
+ * program (a synchronize or a read-back inside those paths, where none came
+ * before), asks twice ENCORE_MIN_REPEATS sightings, even at a loop's entry
+ * (below); and where it is the very beginning of such a graph, its
+ * arguments too (the same work, cut earlier: a flush point that moved), as
+ * many as a start that stopped repeating does at most
+ * (<< DOUBT_MAX_SHIFT). Flush points that move (a warm-up, a phase change)
+ * cut prefixes that come a few times and never again: torch.compile's
+ * own-graph warm-up read back after 1, 2, 4, 5 or 8 of a graph's 8 fills;
+ * its prefixes of 2 and 5 fills, those fills' very arguments, came six times
+ * each (H200, call 75), and captured at their second sighting (call 71) or
+ * their sixth (calls 73, 74) never replayed. A step's last chunk, cut by its
+ * synchronize where longer chunks of the same kernels on other buffers go
+ * on, is captured at its sixth sighting. Prefixes that encore's own limits
+ * cut (ENCORE_MAX_SEQUENCE, the hold budget's cap, the flush deadline) keep
+ * the rules of their start: the cap settles (core/state/types.h), and its
+ * sequences replay while it holds. */
 
-static int cut_short(const enc_stream_state *st) {
-    if (!st->seq.ended_by_call) return 0;
+/* The trie node where st's open sequence ends, if it is such a prefix; else ENC_NO_NODE. */
+static uint32_t cut_short(const enc_stream_state *st) {
+    if (st->seq.end_why == ENC_FLUSH_SEQUENCE_FULL || st->seq.end_why == ENC_FLUSH_DEADLINE) return ENC_NO_NODE;
     uint32_t node = enc_store_path_end(&st->store, st->seq.recs, st->seq.n);
-    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return 0;
+    if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return ENC_NO_NODE;
     const enc_trie_node *e = &st->store.nodes[node];
-    return e->refs && !e->graphs;
+    return e->refs && !e->graphs ? node : ENC_NO_NODE;
+}
+
+/* Does a graph whose path passes through trie node `e` begin with st's open sequence's very
+ * arguments? Walks every graph: asked only between the two counts above. */
+static int same_arguments(const enc_stream_state *st, uint32_t e) {
+    const enc_store *s = &st->store;
+    for (uint32_t id = 1; id < s->nnodes; id++) {
+        for (const enc_graph *g = s->nodes[id].graphs; g; g = g->next_at_node) {
+            uint32_t up = g->node;
+            for (uint32_t d = g->len; d > st->seq.n && up != ENC_TRIE_ROOT; d--) up = s->nodes[up].parent;
+            if (up != e) continue;
+            uint32_t i = 0;
+            while (i < st->seq.n && g->recs[i].afp == st->seq.recs[i].afp) i++;
+            if (i == st->seq.n) return 1;
+        }
+    }
+    return 0;
+}
+
+/* The shift of the sightings candidate c asks as such a prefix (0: it is none). */
+static uint32_t prefix_shift(const enc_stream_state *st, const enc_candidate *c, uint32_t need) {
+    uint32_t node = cut_short(st);
+    if (node == ENC_NO_NODE) return 0;
+    int same = enc_capture_enough(c, need << 1) && same_arguments(st, node);
+    ENC_DEBUG("a prefix of %u launches of graphs' paths (%s), ended by flush reason %d: sighting %u", st->seq.n,
+              same ? "their arguments" : "other arguments, or not due", st->seq.end_why, c->count);
+    return same ? DOUBT_MAX_SHIFT : 1;
 }
 
 /* ---- captures at a loop's entry ----------------------------------------------------
@@ -242,9 +273,8 @@ int enc_capture_due(const enc_stream_state *st, const enc_candidate *c) {
     uint32_t need = (uint32_t)enc_opt.min_repeats;
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
     if (!t) return enc_capture_enough(c, need);
-    int prefix = cut_short(st);
-    if (!prefix && t->replayed && t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need > 2 ? need - 1 : need);
-    uint32_t b = t->hold_backoff, shift = prefix ? PREFIX_SHIFT : 0;
+    uint32_t shift = prefix_shift(st, c, need), b = t->hold_backoff;
+    if (!shift && t->replayed && t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need > 2 ? need - 1 : need);
     if (b >= DOUBT_BACKOFF && t->since_match >= DOUBT_SEQS) {
         uint32_t doubt = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
         if (doubt > shift) shift = doubt;

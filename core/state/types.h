@@ -153,6 +153,7 @@ typedef struct enc_seq {
     uint64_t t0;           /* when it opened */
     int ended_by_call;     /* it ended at a call of the program (a synchronize, an event wait), or at the end of
                             * a graph whose sequence had (graph_end.c) */
+    int end_why;           /* the enc_flush_reason it ended at (sequence.c; hold.c's cut_short reads it) */
 } enc_seq;
 
 /* A captured sequence: the records it was captured from, and its graph. */

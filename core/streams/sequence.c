@@ -364,6 +364,7 @@ static void note_lead(enc_stream_state *st) {
 }
 
 void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
+    st->seq.end_why = (int)why;
     if (why == ENC_FLUSH_SEQUENCE_FULL && st->open) note_lead(st);
     if (why != ENC_FLUSH_SEQUENCE_FULL) {          /* a flush point */
         st->anchor_set = 0;                        /* the next launch anchors */

@@ -44,6 +44,8 @@
  *              them. A flush point that cuts a graph's path short where it
  *              did not before is weak evidence: those prefixes are never
  *              captured, though they begin at a loop's entry.
+ *   prefixes-six  the same with the loop's first 2 kernels read back six
+ *              times, 3 loop steps after each: still not captured.
  *
  *   buckets    a serving loop whose requests take one of 8 paths after the
  *              same first kernel (a batch size's kernels, chosen by size),
@@ -257,14 +259,14 @@ static void read_after(CUstream s, CUdeviceptr x, CUdeviceptr y, CUdeviceptr r, 
     printf("prefix %d of %d: x %08x\n", i, n, h[0]);
 }
 
-static void prefixes(int steps) {
+static void prefixes(int steps, int six) {
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
     prog_hot_buffers(&k, s, N, &x, &y, &r);
     int it = 0;
     for (int i = 0; i < steps; i++) cut_body(s, x, y, r, 8, "loop", it++);
-    for (int i = 0; i < 4; i++) {
-        read_after(s, x, y, r, i < 2 ? 2 : 5, i);
+    for (int i = 0; i < (six ? 6 : 4); i++) {
+        read_after(s, x, y, r, six || i < 2 ? 2 : 5, i);
         for (int j = 0; j < 3; j++) cut_body(s, x, y, r, 8, "between", it++);
     }
     for (int i = 0; i < steps; i++) cut_body(s, x, y, r, 8, "again", it++);
@@ -447,8 +449,8 @@ int main(int argc, char **argv) {
         buckets(steps);
     else if (!strcmp(mode, "unsteady"))
         unsteady(steps);
-    else if (!strcmp(mode, "prefixes"))
-        prefixes(steps);
+    else if (!strcmp(mode, "prefixes") || !strcmp(mode, "prefixes-six"))
+        prefixes(steps, !strcmp(mode, "prefixes-six"));
     else if (!strcmp(mode, "copies"))
         copies(steps);
     else if (!strcmp(mode, "tail"))
