@@ -232,7 +232,7 @@ static uint32_t cut_short(const enc_stream_state *st) {
 }
 
 /* Does a graph whose path passes through trie node `e` begin with st's open sequence's very
- * arguments? Walks every graph: asked only between the two counts above. */
+ * arguments? Walks every graph: asked only of a prefix that has twice ENCORE_MIN_REPEATS sightings. */
 static int same_arguments(const enc_stream_state *st, uint32_t e) {
     const enc_store *s = &st->store;
     for (uint32_t id = 1; id < s->nnodes; id++) {
