@@ -40,6 +40,7 @@
 #include "core/graphs/store.h"
 #include "core/state/gate.h"
 #include "core/graphs/worth.h"
+#include "core/observe/nvtx.h"
 #include "policy/options.h"
 
 #define HOLD_FAILS_MAX 4     /* holds in a row without a replay: give up */
@@ -253,8 +254,9 @@ static uint32_t prefix_shift(const enc_stream_state *st, const enc_candidate *c,
     uint32_t node = cut_short(st);
     if (node == ENC_NO_NODE) return 0;
     int same = enc_capture_enough(c, need << 1) && same_arguments(st, node);
-    ENC_DEBUG("a prefix of %u launches of graphs' paths (%s), ended by flush reason %d: sighting %u", st->seq.n,
-              same ? "their arguments" : "other arguments, or not due", st->seq.end_why, c->count);
+    ENC_DEBUG("a prefix of %u launches of graphs' paths (%s), ended by %s: sighting %u", st->seq.n,
+              same ? "their arguments" : "other arguments, or not due", enc_flush_reason_name(st->seq.end_why),
+              c->count);
     return same ? DOUBT_MAX_SHIFT : 1;
 }
 

@@ -429,8 +429,8 @@ static void capture(enc_stream_state *st, enc_candidate *c, enum capture_for wha
         enc_graph_free(g);
         return;
     }
-    ENC_DEBUG("capturing a sequence of %u launches, ended by flush reason %d, at its sighting %u", st->seq.n,
-              st->seq.end_why, c->count);
+    ENC_DEBUG("capturing a sequence of %u launches, ended by %s, at its sighting %u", st->seq.n,
+              enc_flush_reason_name(st->seq.end_why), c->count);
     uint64_t t0 = enc_now_ns(), t1;
     CUresult r;
     enc_nvtx_capture(st->seq.n);
