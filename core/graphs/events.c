@@ -15,15 +15,13 @@
 #include "core/graphs/worth.h"
 #include "core/observe/report.h"
 
-uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint32_t sightings, uint64_t capture_ns,
-                                  uint64_t instantiate_ns) {
+uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint64_t capture_ns, uint64_t instantiate_ns) {
     uint64_t id =
         enc_stats_new_seq(len, recs[0].L->name, len > 1 ? recs[1].L->name : NULL, len > 2 ? recs[2].L->name : NULL);
     enc_stats_graph_captured();
     enc_report_event_capture(id, len, recs[0].L->name, (double)capture_ns / 1e3, (double)instantiate_ns / 1e3);
-    ENC_DEBUG("captured a sequence of %u launches starting with %s (graph %llu) at its sighting %u, in %llu us", len,
-              recs[0].L->name, (unsigned long long)id, sightings,
-              (unsigned long long)((capture_ns + instantiate_ns) / 1000));
+    ENC_DEBUG("captured a sequence of %u launches starting with %s (graph %llu) in %llu us", len, recs[0].L->name,
+              (unsigned long long)id, (unsigned long long)((capture_ns + instantiate_ns) / 1000));
     return id;
 }
 

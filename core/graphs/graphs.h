@@ -82,8 +82,7 @@ int enc_reclaim_graph_room(enc_stream_state *self);
 /* ---- events.c: rare events, counted and written to the report and event log ------ */
 
 /* A graph of len launches (recs) was captured; returns its sequence id. */
-uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint32_t sightings, uint64_t capture_ns,
-                                  uint64_t instantiate_ns);
+uint64_t enc_event_graph_captured(uint32_t len, const enc_rec *recs, uint64_t capture_ns, uint64_t instantiate_ns);
 void enc_event_capture_failed(const char *what, CUresult r);
 void enc_event_divergence(enum enc_divergence_kind kind, const enc_layout *expected, const enc_layout *got, int arg,
                           uint32_t pos);

@@ -275,8 +275,10 @@ int enc_capture_due(const enc_stream_state *st, const enc_candidate *c) {
     uint32_t need = (uint32_t)enc_opt.min_repeats;
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
     if (!t) return enc_capture_enough(c, need);
+    uint32_t least = need > 2 ? need - 1 : need; /* the fewest any rule below asks */
+    if (!enc_capture_enough(c, least)) return 0; /* not due whatever the rule: no trie walk for it */
     uint32_t shift = prefix_shift(st, c, need), b = t->hold_backoff;
-    if (!shift && t->replayed && t->since_match < DOUBT_SEQS) return enc_capture_enough(c, need > 2 ? need - 1 : need);
+    if (!shift && t->replayed && t->since_match < DOUBT_SEQS) return 1;
     if (b >= DOUBT_BACKOFF && t->since_match >= DOUBT_SEQS) {
         uint32_t doubt = b - DOUBT_BACKOFF + 1 < DOUBT_MAX_SHIFT ? b - DOUBT_BACKOFF + 1 : DOUBT_MAX_SHIFT;
         if (doubt > shift) shift = doubt;

@@ -363,7 +363,7 @@ static void keep_graph(enc_stream_state *st, enc_candidate *c, enc_graph *g, uin
     enc_store_add_graph(&st->store, g);
     c->state = ENC_CAND_CAPTURED;
     enc_capture_note(&st->store, g->node);
-    g->id = enc_event_graph_captured(g->len, g->recs, c->count, capture_ns, instantiate_ns);
+    g->id = enc_event_graph_captured(g->len, g->recs, capture_ns, instantiate_ns);
 }
 
 /* Captures that keep failing are a failure of encore's (the driver refuses
