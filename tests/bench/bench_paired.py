@@ -416,7 +416,8 @@ class Paired:
             # it (calls 13-15 of 2026-11-27: whichever setting came second read 2-5% faster).
             sched = "PABPBA" if base_variant(v) == "encore+bound" else "PATPTA"
             return sched, ((6 if self.args.quick else 24) if native else blocks_sw // 3) * 3 + 1
-        sched = "PAG" if (v == "encore" and WORKLOADS[w][1]) else "PA"  # launch-free: P launches, A skips
+        with_graph = v == "encore" and WORKLOADS[w][1] and not getattr(self.args, "no_graph_blocks", False)
+        sched = "PAG" if with_graph else "PA"  # launch-free: P launches, A skips
         if native:  # every ratio against D blocks (eager in-process): encore-off is E/D
             sched = "DE" if v == "encore-off" else "D" + sched
             return sched, (6 if self.args.quick else 24) * len(sched) + 1
@@ -428,7 +429,7 @@ class Paired:
         os.makedirs(os.path.join(self.out, "paired-logs"), exist_ok=True)
         method = self.args.method
         quick = self.args.quick
-        blocks_sw = 7 if quick else 19   # PAG x 6 + P, or PA x 9 + P
+        blocks_sw = getattr(self.args, "switch_blocks", None) or (7 if quick else 19)  # PAG x 6 + P, or PA x 9 + P
         rounds = self.args.rounds if self.args.rounds is not None else (3 if quick else 30)  # 0: no process pairs
         if self.native_bin and any(WORKLOADS[w][0] == "native" for w in workloads) and not self.args.sim:
             self.run("native-norepeat", "eager", "warmup", "E", 3)  # the first process after a quiet spell is slow
