@@ -83,9 +83,9 @@ static void *enc_opt_ptr(int i) { return (char *)&enc_opt + enc_option_table[i].
 static void enc_opt_store(int i, int64_t v) {
     switch (enc_option_table[i].type) {
     case ENC_OPT_BOOL:
-    case ENC_OPT_LEVEL: *(int *)enc_opt_ptr(i) = (int)v; break;
+    case ENC_OPT_LEVEL: __atomic_store_n((int *)enc_opt_ptr(i), (int)v, __ATOMIC_RELAXED); break;
     case ENC_OPT_INT:
-    case ENC_OPT_DURATION: *(int64_t *)enc_opt_ptr(i) = v; break;
+    case ENC_OPT_DURATION: __atomic_store_n((int64_t *)enc_opt_ptr(i), v, __ATOMIC_RELAXED); break;
     case ENC_OPT_STRING: break;
     }
 }

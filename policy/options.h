@@ -68,10 +68,15 @@ typedef struct enc_options {
 #undef ENC_OPT_FIELD
 } enc_options;
 
-/* The effective options. Valid after enc_options_init(); read-only afterwards. Aligned to a
+/* The effective options. Valid after enc_options_init(); read-only afterwards, but for
+ * ENCORE_TRIAL's numeric options while a benchmark switches its trial blocks (enc_options_trial). Aligned to a
  * cache line: the options a held launch reads (max_sequence, hold_ramp, tail_cut, hold_rule,
  * graph_end) come first in the table, and share its first line. */
 extern enc_options enc_opt __attribute__((aligned(64)));
+
+/* An option read by a thread of encore's own (the flush deadline's) while ENCORE_TRIAL's switch
+ * may store it (enc_options_trial): read atomically, as the switch stores. */
+static inline int64_t enc_opt_get_i64(const int64_t *field) { return __atomic_load_n(field, __ATOMIC_RELAXED); }
 
 /* Parse every ENCORE_* variable from the environment (once; later calls do
  * nothing). Warns about bad values and unknown ENCORE_* names. */

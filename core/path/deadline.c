@@ -34,16 +34,19 @@ static void release_if_late(enc_stream_state *st, uint64_t now, uint64_t deadlin
     enc_mutex_unlock(&st->mu);
 }
 
+/* Half the deadline, at least MIN_NAP_NS. */
+static struct timespec nap_for(int64_t dl) {
+    int64_t ns = dl / 2 > MIN_NAP_NS ? dl / 2 : MIN_NAP_NS;
+    return (struct timespec){ns / 1000000000, ns % 1000000000};
+}
+
 static void *deadline_main(void *arg) {
     (void)arg;
     enc_guard_set_for_good(); /* everything this thread does is encore's own */
-    int64_t dl = enc_opt.flush_deadline * 1000;
-    struct timespec nap = {0, dl / 2 > MIN_NAP_NS ? dl / 2 : MIN_NAP_NS};
-    if (nap.tv_nsec >= 1000000000) {
-        nap.tv_sec = nap.tv_nsec / 1000000000;
-        nap.tv_nsec %= 1000000000;
-    }
     for (;;) {
+        /* read each round: ENCORE_TRIAL may switch the deadline in a benchmark's trial blocks */
+        int64_t dl = enc_opt_get_i64(&enc_opt.flush_deadline) * 1000;
+        struct timespec nap = nap_for(dl);
         nanosleep(&nap, NULL);
         if (!__atomic_load_n(&enc_hot.n_held, __ATOMIC_RELAXED)) continue;
         uint64_t now = enc_now_ns();

@@ -6,9 +6,14 @@
  *   prog_host_spin end      hot sequence mix(x) add(y,x) flag_inc(f), spin, then sync
  *   prog_host_spin middle   hot sequence mix(x) flag_inc(f) [spin] add(y,x) mix(y):
  *                           the spin is in the middle of the sequence
+ *   prog_host_spin middle-trial   the same, but the first half of the iterations do not spin
+ *                           (encore learns, holds and replays, its deadline's thread starts);
+ *                           then the program's switch turns trial blocks on (encoreSetActive(2)),
+ *                           where ENCORE_TRIAL's settings hold, its ENCORE_FLUSH_DEADLINE too
  *
  * A spin that lasts more than 30 s ends the program with status 3. */
 #include "prog.h"
+#include "../bench/encore_switch.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -18,15 +23,13 @@
 #define N 512u
 #define ITERATIONS 30
 
-static double now(void)
-{
+static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void spin(volatile uint32_t *flag, uint32_t want, int it)
-{
+static void spin(volatile uint32_t *flag, uint32_t want, int it) {
     double t0 = now();
     while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != want) {
         if (now() - t0 > 30.0) {
@@ -39,12 +42,12 @@ static void spin(volatile uint32_t *flag, uint32_t want, int it)
     }
 }
 
-int main(int argc, char **argv)
-{
-    int middle = argc > 1 && !strcmp(argv[1], "middle");
-    if (argc != 2 || (!middle && strcmp(argv[1], "end")))
-        prog_die("usage: prog_host_spin end|middle");
+int main(int argc, char **argv) {
+    int trial = argc > 1 && !strcmp(argv[1], "middle-trial");
+    int middle = trial || (argc > 1 && !strcmp(argv[1], "middle"));
+    if (argc != 2 || (!middle && strcmp(argv[1], "end"))) prog_die("usage: prog_host_spin end|middle|middle-trial");
     prog_init();
+    encore_switch_fn sw = trial ? encore_switch_find() : NULL;
     prog_kernels k;
     prog_kernels_load(&k, 0);
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
@@ -61,7 +64,8 @@ int main(int argc, char **argv)
         k_mix(&k, s, x, 5, N);
         if (middle) {
             k_flag_inc(&k, s, flag);
-            spin(flag_host, (uint32_t)it + 1, it);
+            if (trial && it == ITERATIONS / 2 && encore_switch_set(sw, 2) != 0) prog_die("encoreSetActive failed");
+            if (!trial || it >= ITERATIONS / 2) spin(flag_host, (uint32_t)it + 1, it);
             k_add(&k, s, y, x, N);
             k_mix(&k, s, y, 7, N);
         } else {
