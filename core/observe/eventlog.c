@@ -59,6 +59,8 @@
  *                    "release_samples", "disabled" (0/1),
  *                    "top_sequences" [{seq, length, hits, saved, kernels[],
  *                    evicted}] ordered by saved = (length - 1) * hits,
+ *                    "never_replayed" [the same fields] the first 8 graphs
+ *                    captured that never replayed, the first captured first,
  *                    "top_divergences" [{kind, expected, got, arg_index,
  *                    position, count}] ordered by count
  * Strings are JSON-escaped and valid UTF-8 (bad bytes become U+FFFD); kernel

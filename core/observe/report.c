@@ -221,26 +221,37 @@ static void json_streams(enc_json *j, const enc_summary *s) {
     enc_json_array_end(j);
 }
 
+/* {seq, length, hits, saved, kernels[], evicted} */
+static void json_seq(enc_json *j, const enc_seq_info *q) {
+    enc_json_object_begin(j);
+    enc_json_kv_u64(j, "seq", q->id);
+    enc_json_kv_u64(j, "length", q->length);
+    enc_json_kv_u64(j, "hits", q->hits);
+    enc_json_kv_u64(j, "saved", enc_report_saved(q));
+    enc_json_key(j, "kernels");
+    enc_json_array_begin(j);
+    for (int i = 0; i < 3; i++)
+        if (q->kernels[i]) enc_json_str(j, q->kernels[i], ENC_JSON_NAME_MAX);
+    enc_json_array_end(j);
+    enc_json_kv_bool(j, "evicted", q->evicted);
+    enc_json_object_end(j);
+}
+
 static void json_top_seqs(enc_json *j, const enc_seq_info *seqs, size_t nseqs) {
     size_t idx[ENC_REPORT_TOP];
     size_t n = enc_report_top_seqs(seqs, nseqs, idx);
     enc_json_key(j, "top_sequences");
     enc_json_array_begin(j);
-    for (size_t k = 0; k < n; k++) {
-        const enc_seq_info *q = &seqs[idx[k]];
-        enc_json_object_begin(j);
-        enc_json_kv_u64(j, "seq", q->id);
-        enc_json_kv_u64(j, "length", q->length);
-        enc_json_kv_u64(j, "hits", q->hits);
-        enc_json_kv_u64(j, "saved", enc_report_saved(q));
-        enc_json_key(j, "kernels");
-        enc_json_array_begin(j);
-        for (int i = 0; i < 3; i++)
-            if (q->kernels[i]) enc_json_str(j, q->kernels[i], ENC_JSON_NAME_MAX);
-        enc_json_array_end(j);
-        enc_json_kv_bool(j, "evicted", q->evicted);
-        enc_json_object_end(j);
-    }
+    for (size_t k = 0; k < n; k++) json_seq(j, &seqs[idx[k]]);
+    enc_json_array_end(j);
+}
+
+/* "never_replayed": the first graphs captured that never replayed, the first captured first. */
+static void json_unreplayed(enc_json *j, const enc_summary *s) {
+    int n = s->n_unreplayed < ENC_UNREPLAYED_SHOWN ? s->n_unreplayed : ENC_UNREPLAYED_SHOWN;
+    enc_json_key(j, "never_replayed");
+    enc_json_array_begin(j);
+    for (int k = 0; k < n; k++) json_seq(j, &s->unreplayed[k]);
     enc_json_array_end(j);
 }
 
@@ -265,6 +276,7 @@ size_t enc_report_format_summary(char *buf, size_t cap, const enc_summary *s, co
     for (int i = 0; i < enc_report_nfields; i++) json_field(&j, s, &enc_report_fields[i]);
     json_streams(&j, s);
     json_top_seqs(&j, seqs, nseqs);
+    json_unreplayed(&j, s);
     json_top_divs(&j, divs, ndivs);
     return enc_eventlog_end(&j);
 }
@@ -295,9 +307,20 @@ static void keep_best(void *arr, size_t *n, size_t size, const void *item, int (
     if (better(item, a + worst * size)) memcpy(a + worst * size, item, size);
 }
 
+void enc_report_note_unreplayed(enc_summary *s, const enc_seq_info *q) {
+    if (q->hits) return;
+    int n = s->n_unreplayed < ENC_UNREPLAYED_SHOWN ? s->n_unreplayed : ENC_UNREPLAYED_SHOWN;
+    if (n == ENC_UNREPLAYED_SHOWN && q->id > s->unreplayed[n - 1].id) return; /* captured after those kept */
+    int i = n < ENC_UNREPLAYED_SHOWN ? n : n - 1;                             /* a full list drops its last */
+    for (; i > 0 && s->unreplayed[i - 1].id > q->id; i--) s->unreplayed[i] = s->unreplayed[i - 1];
+    s->unreplayed[i] = *q;
+    if (s->n_unreplayed < ENC_UNREPLAYED_SHOWN) s->n_unreplayed++;
+}
+
 static void collect_seq(const enc_seq_info *s, void *ctx) {
     (void)ctx;
     keep_best(g_exit.seqs, &g_exit.nseqs, sizeof *s, s, seq_better);
+    enc_report_note_unreplayed(&g_exit.summary, s);
 }
 
 static void collect_div(const enc_div_info *d, void *ctx) {

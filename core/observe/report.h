@@ -62,6 +62,11 @@ void enc_report_at_exit(void);
  * replay issues one graph launch instead of `length` kernel launches. */
 uint64_t enc_report_saved(const enc_seq_info *s);
 
+/* q, one of the sequences enc_stats_foreach_seq walks: if its graph never replayed (no hits), s's list
+ * of such graphs keeps it when it is among the first ENC_UNREPLAYED_SHOWN captured (the lowest ids),
+ * in order. The table and the JSON summary name them (enc_summary.unreplayed). */
+void enc_report_note_unreplayed(enc_summary *s, const enc_seq_info *q);
+
 /* Pure formatting, for the tests and for enc_report_at_exit. seqs and divs
  * may be in any order and of any size: both functions show the top
  * ENC_REPORT_TOP sequences by launch calls saved and divergence reasons by

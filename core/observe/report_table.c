@@ -263,6 +263,19 @@ static void top_seqs(enc_bw *b, const enc_summary *s, const enc_seq_info *seqs, 
         bw_fmt(b, "  (%zu of %s captured sequences shown)\n", n, fmt_count(s->graphs_captured, num));
 }
 
+/* The first graphs captured that never replayed, the first captured first: their seq is the capture
+ * events' in the JSON log (ENCORE_LOG), which say when each came and what it cost. */
+static void unreplayed(enc_bw *b, const enc_summary *s) {
+    char num[32];
+    int n = s->n_unreplayed < ENC_UNREPLAYED_SHOWN ? s->n_unreplayed : ENC_UNREPLAYED_SHOWN;
+    if (n <= 0) return;
+    bw_fmt(b, "\n  captured, never replayed (the first captured first)\n");
+    bw_fmt(b, "  %3s %10s %7s %12s %14s  %s\n", "#", "seq", "length", "replays", "saved", "first kernels");
+    for (int k = 0; k < n; k++) top_seq_row(b, (size_t)k + 1, &s->unreplayed[k]);
+    if (s->captured_never_replayed > (uint64_t)n)
+        bw_fmt(b, "  (%d of %s shown)\n", n, fmt_count(s->captured_never_replayed, num));
+}
+
 /* "what differed" and "expected -> got" of a divergence reason. */
 static void div_words(const enc_div_info *d, char *what, size_t wcap, char *where, size_t cap) {
     char e[ENC_TABLE_NAME_MAX + 8], g[ENC_TABLE_NAME_MAX + 8];
@@ -350,6 +363,7 @@ int enc_report_write_table(int fd, const enc_summary *s, const enc_seq_info *seq
     field_rows(&b, s);
     deferred_row(&b, s);
     top_seqs(&b, s, seqs, nseqs);
+    unreplayed(&b, s);
     top_divs(&b, divs, ndivs);
     if (show_calls) stats_only_rows(&b, s);
     notes(&b, s);

@@ -59,6 +59,17 @@ typedef struct enc_stream_time {
     int64_t balance_ns;
 } enc_stream_time;
 
+/* One captured sequence (its graph), for the report's lists. */
+typedef struct enc_seq_info {
+    uint64_t id;
+    uint32_t length;        /* launches in the graph */
+    uint64_t hits;          /* graph launches */
+    const char *kernels[3]; /* names of the first kernels (may be NULL) */
+    int evicted;
+} enc_seq_info;
+
+#define ENC_UNREPLAYED_SHOWN 8 /* graphs captured that never replayed, named by the report */
+
 typedef struct enc_summary {
     ENC_TSTAT_COUNTERS(ENC_TSTAT_FIELD) /* the summed counters, one list (stats_counters.h); the rest: */
     uint64_t calls[ENC_CLASS_COUNT];    /* hook calls per class (the program's own calls) */
@@ -75,6 +86,8 @@ typedef struct enc_summary {
     const char *flush_call_names[ENC_FLUSH_CALLS_TOP];
     uint64_t flush_call_counts[ENC_FLUSH_CALLS_TOP];
     uint64_t captured_never_replayed; /* graphs_captured - graphs_replayed (so far) */
+    int n_unreplayed; /* the first of those captured, in order: filled at exit (report.c), not by a snapshot */
+    enc_seq_info unreplayed[ENC_UNREPLAYED_SHOWN];
     /* Time (core/streams/worth.c enc_stats_time): the estimate, from the measured inputs (ENC_TSTAT_TIME...). */
     uint64_t per_launch_ns;                     /* the median of launch_hist */
     uint64_t per_launch_mean_ns;                /* launch_ns / launch_samples */
@@ -90,15 +103,6 @@ typedef struct enc_summary {
     uint64_t events_not_held;         /* 1: events churn, records and waits end sequences again (nodes.c) */
     int disabled;                     /* encore switched itself off after an internal failure */
 } enc_summary;
-
-/* One captured sequence (its graph), for the report's top list. */
-typedef struct enc_seq_info {
-    uint64_t id;
-    uint32_t length;        /* launches in the graph */
-    uint64_t hits;          /* graph launches */
-    const char *kernels[3]; /* names of the first kernels (may be NULL) */
-    int evicted;
-} enc_seq_info;
 
 /* One divergence reason, aggregated by (kind, expected kernel, got kernel, argument). */
 typedef struct enc_div_info {

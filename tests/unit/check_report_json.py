@@ -34,7 +34,7 @@ EVENT_KEYS = {
                 "held_unpaid_ns", "holds_given_up", "holds_resumed", "streams_left_alone", "streams_rested",
                 "launches_unrecorded", "switched_off",
                 "launches_passive", "deferred_ns", "deferred_samples", "release_ns", "release_samples", "disabled",
-                "top_sequences", "top_divergences"},
+                "top_sequences", "never_replayed", "top_divergences"},
 }
 DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "config",
               "arguments differed": "args", "ended early": "short"}
@@ -63,11 +63,14 @@ WHAT_KIND = {"kernel": "kernel", "launch config": "config", "ended early": "shor
 def parse_table(text):
     """Numbers of the table, keyed like the JSON summary."""
     t = {"divergences_by_kind": {}, "flushes": {}, "flushes_by_call": {}, "calls": {}, "top_sequences": [],
-         "top_divergences": []}
+         "never_replayed": [], "top_divergences": []}
     section = "main"
     for line in text.splitlines():
         if line.startswith("  top sequences"):
             section = "seqs"
+            continue
+        if line.startswith("  captured, never replayed"):
+            section = "unreplayed"
             continue
         if line.startswith("  most frequent divergences"):
             section = "divs"
@@ -96,10 +99,10 @@ def parse_table(text):
                 t["flushes"][FLUSH_LABELS[label]] = value
             continue
         m = re.match(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d,]+)\s+([\d,]+)  (.*)$", line)
-        if section == "seqs" and m:
-            t["top_sequences"].append({"seq": int(m.group(2)), "length": int(m.group(3)),
-                                       "hits": num(m.group(4)), "saved": num(m.group(5)),
-                                       "evicted": m.group(6).endswith("(evicted)")})
+        if section in ("seqs", "unreplayed") and m:
+            t["top_sequences" if section == "seqs" else "never_replayed"].append(
+                {"seq": int(m.group(2)), "length": int(m.group(3)), "hits": num(m.group(4)),
+                 "saved": num(m.group(5)), "evicted": m.group(6).endswith("(evicted)")})
             continue
         m = re.match(r"^\s+(\d+)\s+([\d,]+)  (.{18})\s+(\d+)  (.*)$", line)
         if section == "divs" and m:
@@ -146,6 +149,11 @@ def main():
     check("table == summary: flush points by CUDA call", t["flushes_by_call"] == s["flushes_by_call"],
           f"table {t['flushes_by_call']} json {s['flushes_by_call']}")
     check("summary: flush points by CUDA call are listed", len(s["flushes_by_call"]) == 2)
+    ju = [{k: q[k] for k in ("seq", "length", "hits", "saved", "evicted")} for q in s["never_replayed"]]
+    check("table == summary: graphs never replayed, same order", t["never_replayed"] == ju and len(ju) > 0,
+          f"table {t['never_replayed']}\n     json  {ju}")
+    check("summary: graphs never replayed have no hits, the first captured first",
+          all(q["hits"] == 0 for q in ju) and [q["seq"] for q in ju] == sorted(q["seq"] for q in ju))
     js = [{k: q[k] for k in ("seq", "length", "hits", "saved", "evicted")} for q in s["top_sequences"]]
     check("table == summary: top sequences, same order", t["top_sequences"] == js,
           f"table {t['top_sequences']}\n     json  {js}")

@@ -115,6 +115,26 @@ with tempfile.TemporaryDirectory() as d:
     check("log-summary --json: exact kernel names kept",
           procs and procs[0]["top_sequences"][0]["kernels"] == ["gemm", "_Z6k_axpyPfPKffi"])
 
+    # issue 28: graphs that never replayed are named, with when each was captured (its capture event)
+    u = os.path.join(d, "unreplayed.jsonl")
+    write(u, [start(500, "python cg.py"),
+              {"event": "capture", "time": 1.25, "pid": 500, "seq": 7, "length": 8, "first_kernel": "[memset]",
+               "capture_us": 1.0, "instantiate_us": 2.0},
+              summary(500, 1000, 900, captured_never_replayed=5,
+                      never_replayed=[{"seq": 7, "length": 8, "hits": 0, "saved": 0, "kernels": ["[memset]", "csrmv"],
+                                       "evicted": False},
+                                      {"seq": 9, "length": 5, "hits": 0, "saved": 0, "kernels": ["naxpy"],
+                                       "evicted": True}])])
+    rc, out, _ = run(u)
+    check("log-summary: graphs never replayed are listed with when each was captured",
+          "captured, never replayed (2 of 5 shown, the first captured first):" in out
+          and "seq 7: 8 launches, captured at 0.250 s  [[memset], csrmv]" in out
+          and "seq 9: 5 launches, captured (no capture event)  [naxpy]  (evicted)" in out, out)
+    rc, out, _ = run("--json", u)
+    pj = (json.loads(out).get("processes") or [{}])[0] if rc == 0 else {}
+    check("log-summary --json: never_replayed carries captured_s",
+          [q.get("captured_s") for q in pj.get("never_replayed", [])] == [0.25, None], str(pj.get("never_replayed")))
+
     # issue 28: time leads a process's lines, the measured self-check first, then the estimate
     t = os.path.join(d, "time.jsonl")
     write(t, [start(400, "python serve.py"),
