@@ -23,13 +23,15 @@
 #define N 512u
 #define ITERATIONS 30
 
-static double now(void) {
+static double now(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void spin(volatile uint32_t *flag, uint32_t want, int it) {
+static void spin(volatile uint32_t *flag, uint32_t want, int it)
+{
     double t0 = now();
     while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != want) {
         if (now() - t0 > 30.0) {
@@ -42,10 +44,12 @@ static void spin(volatile uint32_t *flag, uint32_t want, int it) {
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int trial = argc > 1 && !strcmp(argv[1], "middle-trial");
     int middle = trial || (argc > 1 && !strcmp(argv[1], "middle"));
-    if (argc != 2 || (!middle && strcmp(argv[1], "end"))) prog_die("usage: prog_host_spin end|middle|middle-trial");
+    if (argc != 2 || (!middle && strcmp(argv[1], "end")))
+        prog_die("usage: prog_host_spin end|middle|middle-trial");
     prog_init();
     encore_switch_fn sw = trial ? encore_switch_find() : NULL;
     prog_kernels k;
@@ -64,8 +68,10 @@ int main(int argc, char **argv) {
         k_mix(&k, s, x, 5, N);
         if (middle) {
             k_flag_inc(&k, s, flag);
-            if (trial && it == ITERATIONS / 2 && encore_switch_set(sw, 2) != 0) prog_die("encoreSetActive failed");
-            if (!trial || it >= ITERATIONS / 2) spin(flag_host, (uint32_t)it + 1, it);
+            if (trial && it == ITERATIONS / 2 && encore_switch_set(sw, 2) != 0)
+                prog_die("encoreSetActive failed");
+            if (!trial || it >= ITERATIONS / 2)
+                spin(flag_host, (uint32_t)it + 1, it);
             k_add(&k, s, y, x, N);
             k_mix(&k, s, y, 7, N);
         } else {

@@ -29,19 +29,29 @@ static enc_div_info fake_divs[32];
 static size_t fake_ndivs;
 static int fake_touched;
 
-void enc_stats_snapshot(enc_summary *out) { *out = fake_summary; }
-void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx) {
-    for (size_t i = 0; i < fake_nseqs; i++) fn(&fake_seqs[i], ctx);
+void enc_stats_snapshot(enc_summary *out)
+{
+    *out = fake_summary;
 }
-void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx) {
-    for (size_t i = 0; i < fake_ndivs; i++) fn(&fake_divs[i], ctx);
+void enc_stats_foreach_seq(void (*fn)(const enc_seq_info *, void *), void *ctx)
+{
+    for (size_t i = 0; i < fake_nseqs; i++)
+        fn(&fake_seqs[i], ctx);
 }
-int enc_stats_touched(void) { return fake_touched; }
+void enc_stats_foreach_divergence(void (*fn)(const enc_div_info *, void *), void *ctx)
+{
+    for (size_t i = 0; i < fake_ndivs; i++)
+        fn(&fake_divs[i], ctx);
+}
+int enc_stats_touched(void)
+{
+    return fake_touched;
+}
 
-static const char *nasty_name =
-    "op<\"quoted\"\\back\tslash\nnewline\x01\x7f bad\xff\xfe utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac";
+static const char *nasty_name = "op<\"quoted\"\\back\tslash\nnewline\x01\x7f bad\xff\xfe utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac";
 
-static void fill_fake(void) {
+static void fill_fake(void)
+{
     memset(&fake_summary, 0, sizeof fake_summary);
     fake_summary.calls[ENC_CLASS_PASS] = 5000;
     fake_summary.calls[ENC_CLASS_LAUNCH] = 1234567;
@@ -75,35 +85,23 @@ static void fill_fake(void) {
     fake_summary.release_samples = 1000;
 
     /* 14 sequences, unsorted; saved = (length - 1) * hits */
-    static const struct {
-        uint32_t len;
-        uint64_t hits;
-    } q[14] = {
-        {2, 10}, {24, 10000}, {8, 500}, {3, 7},    {64, 3000}, {2, 1},  {5, 4000},
-        {9, 12}, {16, 900},   {4, 4},   {12, 100}, {6, 6},     {7, 70}, {128, 2},
+    static const struct { uint32_t len; uint64_t hits; } q[14] = {
+        {2, 10}, {24, 10000}, {8, 500}, {3, 7}, {64, 3000}, {2, 1}, {5, 4000},
+        {9, 12}, {16, 900}, {4, 4}, {12, 100}, {6, 6}, {7, 70}, {128, 2},
     };
     static const char *names[][3] = {
-        {"axpy", "scale", NULL},
-        {"gemm_kernel", "relu_kernel", "softmax_kernel"},
-        {"a8", "b8", "c8"},
-        {"a3", "b3", "c3"},
-        {"attention_fwd", "layernorm", "gelu"},
-        {"one", "two", NULL},
-        {"k5a", "k5b", "k5c"},
-        {"k9", NULL, NULL},
-        {"conv2d", "batchnorm", "relu"},
-        {"k4", "k4", "k4"},
-        {"k12", "k12b", "k12c"},
-        {"k6", NULL, NULL},
-        {"k7", "k7b", NULL},
-        {NULL, NULL, NULL},
+        {"axpy", "scale", NULL}, {"gemm_kernel", "relu_kernel", "softmax_kernel"}, {"a8", "b8", "c8"},
+        {"a3", "b3", "c3"}, {"attention_fwd", "layernorm", "gelu"}, {"one", "two", NULL}, {"k5a", "k5b", "k5c"},
+        {"k9", NULL, NULL}, {"conv2d", "batchnorm", "relu"}, {"k4", "k4", "k4"}, {"k12", "k12b", "k12c"},
+        {"k6", NULL, NULL}, {"k7", "k7b", NULL}, {NULL, NULL, NULL},
     };
     fake_nseqs = 14;
     for (size_t i = 0; i < fake_nseqs; i++) {
         fake_seqs[i].id = 100 + i;
         fake_seqs[i].length = q[i].len;
         fake_seqs[i].hits = q[i].hits;
-        for (int j = 0; j < 3; j++) fake_seqs[i].kernels[j] = names[i][j];
+        for (int j = 0; j < 3; j++)
+            fake_seqs[i].kernels[j] = names[i][j];
         fake_seqs[i].evicted = i == 4;
     }
     fake_seqs[8].kernels[1] = nasty_name;
@@ -136,24 +134,30 @@ static const counter_row counters[] = {ENC_TSTAT_COUNTERS(COUNTER_ROW)};
 static const counter_row unreported[] = {ENC_TSTAT_UNREPORTED(COUNTER_ROW)};
 #undef COUNTER_ROW
 
-static int same_label(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+static int same_label(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
 
 /* Rows of enc_report_fields under c's name; each must be c's, as its list row says. */
-static int field_rows_of(const counter_row *c) {
+static int field_rows_of(const counter_row *c)
+{
     int n = 0;
     for (int i = 0; i < enc_report_nfields; i++) {
         const enc_report_field *f = &enc_report_fields[i];
-        if (strcmp(f->key, c->name) != 0) continue;
+        if (strcmp(f->key, c->name) != 0)
+            continue;
         n++;
-        EXPECT(f->kind == ENC_FIELD_COUNT && f->off == c->off && f->whole == c->whole &&
-               same_label(f->label, c->label));
+        EXPECT(f->kind == ENC_FIELD_COUNT && f->off == c->off && f->whole == c->whole && same_label(f->label, c->label));
     }
     return n;
 }
 
-static int is_unreported(const char *name) {
+static int is_unreported(const char *name)
+{
     for (size_t i = 0; i < sizeof unreported / sizeof unreported[0]; i++)
-        if (strcmp(unreported[i].name, name) == 0) return 1;
+        if (strcmp(unreported[i].name, name) == 0)
+            return 1;
     return 0;
 }
 
@@ -161,7 +165,8 @@ static int is_unreported(const char *name) {
 
 static char tmpdir[256];
 
-static void make_tmpdir(void) {
+static void make_tmpdir(void)
+{
     snprintf(tmpdir, sizeof tmpdir, "/tmp/encore-report-test-XXXXXX");
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
@@ -170,25 +175,30 @@ static void make_tmpdir(void) {
 }
 
 static char file_buf[1 << 20];
-static const char *read_file(const char *path) {
+static const char *read_file(const char *path)
+{
     file_buf[0] = '\0';
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return NULL;
+    if (fd < 0)
+        return NULL;
     size_t n = 0;
     ssize_t r;
-    while (n < sizeof file_buf - 1 && (r = read(fd, file_buf + n, sizeof file_buf - 1 - n)) > 0) n += (size_t)r;
+    while (n < sizeof file_buf - 1 && (r = read(fd, file_buf + n, sizeof file_buf - 1 - n)) > 0)
+        n += (size_t)r;
     close(fd);
     file_buf[n] = '\0';
     return file_buf;
 }
 
-static int file_exists(const char *path) {
+static int file_exists(const char *path)
+{
     struct stat st;
     return stat(path, &st) == 0;
 }
 
 /* The table for the fake data, as a string. */
-static const char *table_of(int show_calls) {
+static const char *table_of(int show_calls)
+{
     th_capture_begin();
     int fd = enc_log_fd();
     int rc = enc_report_write_table(fd, &fake_summary, fake_seqs, fake_nseqs, fake_divs, fake_ndivs, 4242, show_calls);
@@ -198,7 +208,8 @@ static const char *table_of(int show_calls) {
 }
 
 /* Run fn in a forked child (fresh once-only state); its exit status. */
-static int in_child(void (*fn)(void)) {
+static int in_child(void (*fn)(void))
+{
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -215,13 +226,16 @@ static int in_child(void (*fn)(void)) {
 
 static const char *env_pairs[16][2];
 static int env_n;
-static const char *fake_lookup(const char *name, void *ctx) {
+static const char *fake_lookup(const char *name, void *ctx)
+{
     (void)ctx;
     for (int i = 0; i < env_n; i++)
-        if (strcmp(env_pairs[i][0], name) == 0) return env_pairs[i][1];
+        if (strcmp(env_pairs[i][0], name) == 0)
+            return env_pairs[i][1];
     return NULL;
 }
-static void set_options(const char *n1, const char *v1, const char *n2, const char *v2) {
+static void set_options(const char *n1, const char *v1, const char *n2, const char *v2)
+{
     env_n = 0;
     if (n1) {
         env_pairs[env_n][0] = n1;
@@ -238,14 +252,17 @@ static void set_options(const char *n1, const char *v1, const char *n2, const ch
 
 static char log_path[512], log_tmpl[512];
 
-static void *capture_thread(void *arg) {
+static void *capture_thread(void *arg)
+{
     int k = (int)(intptr_t)arg;
-    for (int i = 0; i < 200; i++) enc_report_event_capture((uint64_t)(k * 1000 + i), 4, "threaded_kernel", 12.5, 80.25);
+    for (int i = 0; i < 200; i++)
+        enc_report_event_capture((uint64_t)(k * 1000 + i), 4, "threaded_kernel", 12.5, 80.25);
     return NULL;
 }
 
 /* Events to a log: written with --emit too (events.jsonl). */
-static void scenario_events(void) {
+static void scenario_events(void)
+{
     set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
     th_capture_begin(); /* keep the warnings off the test's stderr */
     enc_log(ENC_LOG_WARN, "a warning before init (kept)");
@@ -263,15 +280,18 @@ static void scenario_events(void) {
     enc_report_event_divergence(&fake_divs[4]);
     enc_log(ENC_LOG_WARN, "a warning after the log opened");
     pthread_t t[4];
-    for (int k = 0; k < 4; k++) pthread_create(&t[k], NULL, capture_thread, (void *)(intptr_t)k);
-    for (int k = 0; k < 4; k++) pthread_join(t[k], NULL);
+    for (int k = 0; k < 4; k++)
+        pthread_create(&t[k], NULL, capture_thread, (void *)(intptr_t)k);
+    for (int k = 0; k < 4; k++)
+        pthread_join(t[k], NULL);
     fill_fake();
     enc_report_at_exit();
     const char *warnings = th_capture_end();
     EXPECT_EQ_INT(th_count_lines(warnings), 3);
     const char *out = read_file(log_path);
     EXPECT(out != NULL);
-    if (!out) return;
+    if (!out)
+        return;
     EXPECT_EQ_INT(th_count(out, "{\"event\":\"start\""), 1);
     EXPECT_EQ_INT(th_count(out, "\"event\":\"capture\""), 803);
     EXPECT_EQ_INT(th_count(out, "\"event\":\"capture_failure\""), 1);
@@ -286,32 +306,32 @@ static void scenario_events(void) {
     EXPECT_STR_CONTAINS(out, "\"flush_deadline\":200,");
     EXPECT_STR_CONTAINS(out, "\"log_level\":\"warn\"");
     EXPECT_STR_CONTAINS(out, "\"message\":\"a warning before init (kept)\"");
-    EXPECT_STR_CONTAINS(
-        out,
-        "\"seq\":1,\"length\":24,\"first_kernel\":\"gemm_kernel\",\"capture_us\":150.0,\"instantiate_us\":2300.5}");
+    EXPECT_STR_CONTAINS(out, "\"seq\":1,\"length\":24,\"first_kernel\":\"gemm_kernel\",\"capture_us\":150.0,\"instantiate_us\":2300.5}");
     EXPECT_STR_CONTAINS(out, "\"first_kernel\":null");
     EXPECT_STR_CONTAINS(out, "\"instantiate_us\":null");
     EXPECT_STR_CONTAINS(out, "\"what\":\"cuStreamEndCapture\",\"cuda_error\":900");
     EXPECT_STR_CONTAINS(out, "\"seq\":1,\"hits\":12345");
-    EXPECT_STR_CONTAINS(out, "\"kind\":\"args\",\"expected\":\"gemm_kernel\",\"got\":\"gemm_kernel\",\"arg_index\":3,"
-                             "\"position\":7,\"count\":42");
-    EXPECT_STR_CONTAINS(out, "op<\\\"quoted\\\"\\\\back\\tslash\\nnewline\\u0001\\u007f bad\\ufffd\\ufffd utf8 "
-                             "\xc3\xa9t\xc3\xa9 \xe2\x82\xac");
+    EXPECT_STR_CONTAINS(out, "\"kind\":\"args\",\"expected\":\"gemm_kernel\",\"got\":\"gemm_kernel\",\"arg_index\":3,\"position\":7,\"count\":42");
+    EXPECT_STR_CONTAINS(out, "op<\\\"quoted\\\"\\\\back\\tslash\\nnewline\\u0001\\u007f bad\\ufffd\\ufffd utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac");
 }
 
 /* More warnings before the log opens than are kept: the first 8, then a count. */
-static void scenario_many_early_warnings(void) {
+static void scenario_many_early_warnings(void)
+{
     set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
     th_capture_begin();
-    for (int i = 0; i < 6; i++) enc_log(ENC_LOG_WARN, "before init %d", i);
+    for (int i = 0; i < 6; i++)
+        enc_log(ENC_LOG_WARN, "before init %d", i);
     enc_report_init();
-    for (int i = 0; i < 5; i++) enc_log(ENC_LOG_WARN, "after init %d", i);
+    for (int i = 0; i < 5; i++)
+        enc_log(ENC_LOG_WARN, "after init %d", i);
     enc_report_event_evict(1, 1);
     enc_report_event_evict(2, 2); /* the count is told once */
     th_capture_end();
     const char *out = read_file(log_path);
     EXPECT(out != NULL);
-    if (!out) return;
+    if (!out)
+        return;
     EXPECT_EQ_INT(th_count(out, "\"event\":\"warning\""), 9);
     EXPECT_STR_CONTAINS(out, "\"message\":\"before init 0\"");
     EXPECT_STR_CONTAINS(out, "\"message\":\"after init 1\"");
@@ -321,7 +341,8 @@ static void scenario_many_early_warnings(void) {
     EXPECT(first && start && start < first);
 }
 
-static void scenario_rate_limit(void) {
+static void scenario_rate_limit(void)
+{
     set_options("ENCORE_LOG", log_tmpl, NULL, NULL);
     enc_report_init();
     enc_div_info d = {ENC_DIV_KERNEL, "a", "b", -1, 1, 1};
@@ -330,10 +351,12 @@ static void scenario_rate_limit(void) {
         d.count = (uint64_t)i + 1;
         enc_report_event_divergence(&d);
     }
-    for (int i = 0; i < 3; i++) enc_report_event_divergence(&c);
+    for (int i = 0; i < 3; i++)
+        enc_report_event_divergence(&c);
     const char *out = read_file(log_path);
     EXPECT(out != NULL);
-    if (!out) return;
+    if (!out)
+        return;
     EXPECT_EQ_INT(th_count(out, "\"kind\":\"kernel\""), ENC_REPORT_DIV_EVENTS_FIRST);
     EXPECT_EQ_INT(th_count(out, "\"kind\":\"config\""), 3);
     usleep(1100 * 1000);
@@ -343,7 +366,8 @@ static void scenario_rate_limit(void) {
     EXPECT_STR_CONTAINS(out, "\"n\":101,\"suppressed\":95}");
 }
 
-static void scenario_exit_untouched(void) {
+static void scenario_exit_untouched(void)
+{
     set_options("ENCORE_LOG", log_tmpl, "ENCORE_REPORT", "1");
     enc_report_init();
     fill_fake();
@@ -355,7 +379,8 @@ static void scenario_exit_untouched(void) {
     EXPECT(!file_exists(log_path));
 }
 
-static void scenario_exit_report(void) {
+static void scenario_exit_report(void)
+{
     set_options("ENCORE_LOG", log_tmpl, "ENCORE_REPORT", "1");
     enc_report_init();
     fill_fake();
@@ -375,7 +400,8 @@ static void scenario_exit_report(void) {
     }
 }
 
-static void scenario_exit_quiet(void) {
+static void scenario_exit_quiet(void)
+{
     set_options(NULL, NULL, NULL, NULL);
     enc_report_init();
     fill_fake();
@@ -385,7 +411,8 @@ static void scenario_exit_quiet(void) {
     EXPECT_STR_EQ(out, "");
 }
 
-static void scenario_exit_stats(void) {
+static void scenario_exit_stats(void)
+{
     set_options("ENCORE_STATS", "1", NULL, NULL);
     enc_report_init();
     fill_fake();
@@ -397,7 +424,8 @@ static void scenario_exit_stats(void) {
 }
 
 static char report_tmpl[600], report_path[600];
-static void scenario_report_file(void) {
+static void scenario_report_file(void)
+{
     set_options("ENCORE_REPORT_FILE", report_tmpl, NULL, NULL);
     enc_report_init();
     fill_fake();
@@ -408,10 +436,12 @@ static void scenario_report_file(void) {
     snprintf(report_path, sizeof report_path, "%s/report-%d.txt", tmpdir, (int)getpid());
     const char *f = read_file(report_path);
     EXPECT(f != NULL);
-    if (f) EXPECT_STR_CONTAINS(f, "encore report (pid ");
+    if (f)
+        EXPECT_STR_CONTAINS(f, "encore report (pid ");
 }
 
-static void scenario_bad_log_path(void) {
+static void scenario_bad_log_path(void)
+{
     set_options("ENCORE_LOG", "/nonexistent-dir/x/encore.jsonl", "ENCORE_REPORT_FILE", "/nonexistent-dir/r.txt");
     enc_report_init();
     fill_fake();
@@ -421,14 +451,13 @@ static void scenario_bad_log_path(void) {
     enc_log(ENC_LOG_WARN, "later warning");
     enc_report_at_exit();
     const char *out = th_capture_end();
-    EXPECT_EQ_INT(th_count(out, "cannot open ENCORE_LOG file /nonexistent-dir/x/encore.jsonl: no such file or "
-                                "directory; the JSON log is off"),
-                  1);
+    EXPECT_EQ_INT(th_count(out, "cannot open ENCORE_LOG file /nonexistent-dir/x/encore.jsonl: no such file or directory; the JSON log is off"), 1);
     EXPECT_EQ_INT(th_count(out, "cannot open ENCORE_REPORT_FILE /nonexistent-dir/r.txt"), 1);
     EXPECT_STR_CONTAINS(out, "encore report (pid "); /* fell back to the log fd */
 }
 
-static void scenario_fork(void) {
+static void scenario_fork(void)
+{
     set_options("ENCORE_LOG", log_tmpl, NULL, NULL); /* log_tmpl has %p here */
     enc_report_init();
     enc_report_event_evict(1, 1);
@@ -460,7 +489,8 @@ static void scenario_fork(void) {
     }
 }
 
-static void scenario_no_log(void) {
+static void scenario_no_log(void)
+{
     set_options(NULL, NULL, NULL, NULL);
     enc_report_init();
     th_capture_begin();
@@ -475,7 +505,8 @@ static void scenario_no_log(void) {
 
 /* ---- --emit: files for check_report_json.py ------------------------------------------ */
 
-static int emit(const char *dir) {
+static int emit(const char *dir)
+{
     char path[600];
     fill_fake();
     snprintf(path, sizeof path, "%s/table.txt", dir);
@@ -484,12 +515,14 @@ static int emit(const char *dir) {
         return 1;
     close(fd);
     static char line[32768];
-    size_t n =
-        enc_report_format_summary(line, sizeof line, &fake_summary, fake_seqs, fake_nseqs, fake_divs, fake_ndivs, 4242);
-    if (n == 0) return 1;
+    size_t n = enc_report_format_summary(line, sizeof line, &fake_summary, fake_seqs, fake_nseqs, fake_divs,
+                                         fake_ndivs, 4242);
+    if (n == 0)
+        return 1;
     snprintf(path, sizeof path, "%s/summary.json", dir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || write(fd, line, n) != (ssize_t)n) return 1;
+    if (fd < 0 || write(fd, line, n) != (ssize_t)n)
+        return 1;
     close(fd);
     snprintf(log_path, sizeof log_path, "%s/events.jsonl", dir);
     unlink(log_path);
@@ -499,8 +532,10 @@ static int emit(const char *dir) {
     return rc;
 }
 
-int main(int argc, char **argv) {
-    if (argc == 3 && strcmp(argv[1], "--emit") == 0) return emit(argv[2]);
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--emit") == 0)
+        return emit(argv[2]);
     th_init(argc, argv);
     make_tmpdir();
     set_options(NULL, NULL, NULL, NULL);
@@ -558,8 +593,8 @@ int main(int argc, char **argv) {
     TEST("launch histogram: the median is the middle of its bin, a few slow launches do not move it") {
         uint64_t bins[ENC_LAUNCH_BINS] = {0};
         EXPECT(enc_launch_median_ns(bins) == 0); /* nothing timed */
-        bins[enc_launch_bin(2600)] = 30;         /* 30 launches of 2.6 us */
-        bins[enc_launch_bin(45000)] = 10;        /* 10 that waited 45 us: a mean of 13.2 us */
+        bins[enc_launch_bin(2600)] = 30;        /* 30 launches of 2.6 us */
+        bins[enc_launch_bin(45000)] = 10;       /* 10 that waited 45 us: a mean of 13.2 us */
         EXPECT(enc_launch_median_ns(bins) == 2625);
         EXPECT(enc_launch_bin(45000) == ENC_LAUNCH_BINS - 1); /* 12 us and more: the last bin */
         EXPECT(enc_launch_bin(0) == 0 && enc_launch_bin(249) == 0 && enc_launch_bin(250) == 1);
@@ -571,7 +606,8 @@ int main(int argc, char **argv) {
         /* a part of the list that report.c leaves out would go missing from the JSON and the table */
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
             int rows = field_rows_of(&counters[i]), want = is_unreported(counters[i].name) ? 0 : 1;
-            if (!EXPECT(rows == want)) printf("       %s: %d rows, want %d\n", counters[i].name, rows, want);
+            if (!EXPECT(rows == want))
+                printf("       %s: %d rows, want %d\n", counters[i].name, rows, want);
         }
         EXPECT(sizeof counters / sizeof counters[0] > sizeof unreported / sizeof unreported[0]);
     }
@@ -580,14 +616,10 @@ int main(int argc, char **argv) {
         fill_fake();
         const char *t = table_of(0);
         EXPECT_STR_CONTAINS(t, "saved = (length - 1) x replays");
-        EXPECT_STR_CONTAINS(
-            t, "    1        101      24       10,000        230,000  gemm_kernel, relu_kernel, softmax_kernel, ...\n");
-        EXPECT_STR_CONTAINS(
-            t,
-            "    2        104      64        3,000        189,000  attention_fwd, layernorm, gelu, ...  (evicted)\n");
+        EXPECT_STR_CONTAINS(t, "    1        101      24       10,000        230,000  gemm_kernel, relu_kernel, softmax_kernel, ...\n");
+        EXPECT_STR_CONTAINS(t, "    2        104      64        3,000        189,000  attention_fwd, layernorm, gelu, ...  (evicted)\n");
         EXPECT_STR_CONTAINS(t, "    3        106       5        4,000         16,000  k5a, k5b, k5c, ...\n");
-        EXPECT_STR_CONTAINS(
-            t, "    4        108      16          900         13,500  conv2d, op<\"quoted\"\\back?slash?newline??");
+        EXPECT_STR_CONTAINS(t, "    4        108      16          900         13,500  conv2d, op<\"quoted\"\\back?slash?newline??");
         EXPECT_STR_CONTAINS(t, "   10        111       6            6             30  k6, ...\n");
         EXPECT_STR_LACKS(t, "axpy"); /* 11th by saved */
         EXPECT_STR_CONTAINS(t, "(10 of 14 captured sequences shown)");
@@ -602,8 +634,7 @@ int main(int argc, char **argv) {
         EXPECT_STR_CONTAINS(t, "    1        290  kernel                    3  relu_kernel -> dropout_kernel\n");
         EXPECT_STR_CONTAINS(t, "    2         11  argument 2                0  gemm_kernel\n");
         EXPECT_STR_CONTAINS(t, "    3          7  launch config             5  softmax_kernel\n");
-        EXPECT_STR_CONTAINS(t,
-                            "    4          2  ended early               9  layernorm -> (a flush point came first)\n");
+        EXPECT_STR_CONTAINS(t, "    4          2  ended early               9  layernorm -> (a flush point came first)\n");
         EXPECT_STR_CONTAINS(t, "    5          1  kernel                    1  op<\"quoted\"");
         EXPECT_STR_CONTAINS(t, "-> ?\n");
     }
@@ -655,10 +686,12 @@ int main(int argc, char **argv) {
         EXPECT(strchr(line, '\n') == line + n - 1);
         /* all names at their longest still fit the exit buffer */
         for (size_t i = 0; i < fake_nseqs; i++)
-            for (int j = 0; j < 3; j++) fake_seqs[i].kernels[j] = longname;
-        for (size_t i = 0; i < fake_ndivs; i++) fake_divs[i].expected = fake_divs[i].got = longname;
-        n = enc_report_format_summary(line, sizeof line, &fake_summary, fake_seqs, fake_nseqs, fake_divs, fake_ndivs,
-                                      1);
+            for (int j = 0; j < 3; j++)
+                fake_seqs[i].kernels[j] = longname;
+        for (size_t i = 0; i < fake_ndivs; i++)
+            fake_divs[i].expected = fake_divs[i].got = longname;
+        n = enc_report_format_summary(line, sizeof line, &fake_summary, fake_seqs, fake_nseqs, fake_divs,
+                                      fake_ndivs, 1);
         EXPECT(n > 0);
         /* too small a buffer: 0, never a cut line */
         n = enc_report_format_summary(line, 200, &fake_summary, fake_seqs, fake_nseqs, fake_divs, fake_ndivs, 1);
@@ -673,16 +706,9 @@ int main(int argc, char **argv) {
         EXPECT(n > 0);
         EXPECT(strncmp(line, "{\"event\":\"summary\",\"time\":", 26) == 0);
         static const char *keys[] = {
-            "\"pid\":4242,",
-            "\"launches_seen\":1234567,",
-            "\"launches_replayed\":1200000,",
-            "\"launches_eager\":34567,",
-            "\"replay_pct\":97.2,",
-            "\"graphs_captured\":14,",
-            "\"graph_launches\":50000,",
-            "\"graphs_evicted\":3,",
-            "\"capture_failures\":1,",
-            "\"divergences\":310,",
+            "\"pid\":4242,", "\"launches_seen\":1234567,", "\"launches_replayed\":1200000,",
+            "\"launches_eager\":34567,", "\"replay_pct\":97.2,", "\"graphs_captured\":14,",
+            "\"graph_launches\":50000,", "\"graphs_evicted\":3,", "\"capture_failures\":1,", "\"divergences\":310,",
             "\"divergences_by_kind\":{\"kernel\":290,\"config\":7,\"args\":11,\"short\":2}",
             "\"flushes\":{\"stream_call\":4000,\"all_call\":77,\"legacy_order\":0,\"deadline\":9,\"sequence_full\":0,"
             "\"capture\":0,\"opaque_launch\":0,\"exit\":1}",
@@ -696,15 +722,15 @@ int main(int argc, char **argv) {
             "\"arg_index\":-1,\"position\":3,\"count\":290},",
             "{\"kind\":\"short\",\"expected\":\"layernorm\",\"got\":null,\"arg_index\":-1,\"position\":9,\"count\":2}",
         };
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) EXPECT_STR_CONTAINS(line, keys[k]);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            EXPECT_STR_CONTAINS(line, keys[k]);
         EXPECT(memcmp(line + n - 3, "]}\n", 3) == 0);
     }
 
     TEST("report: mangled C++ kernel names are shown by their readable part") {
         static const char *const m[][2] = {
             {"_Z6k_axpyPfPKffi", "k_axpy"},
-            {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_",
-             "at::native::vectorized_elementwise_kernel<...>"},
+            {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_", "at::native::vectorized_elementwise_kernel<...>"},
             {"_ZN3foo3barEv", "foo::bar"},
             {"_ZNK3foo3bazEv", "foo::baz"},
             {"_ZL9my_staticPf", "my_static"},
@@ -742,8 +768,8 @@ int main(int argc, char **argv) {
         }
         static const uint64_t want[ENC_UNREPLAYED_SHOWN] = {2, 3, 5, 7, 12, 16, 21, 33};
         EXPECT(sum.n_unreplayed == ENC_UNREPLAYED_SHOWN);
-        for (int i = 0; i < ENC_UNREPLAYED_SHOWN; i++) EXPECT(sum.unreplayed[i].id == want[i]);
-        sum.captured_never_replayed = 12;
+        for (int i = 0; i < ENC_UNREPLAYED_SHOWN; i++)
+            EXPECT(sum.unreplayed[i].id == want[i]);
         fill_fake();
         fake_summary.n_unreplayed = sum.n_unreplayed;
         fake_summary.captured_never_replayed = 12;
@@ -764,8 +790,7 @@ int main(int argc, char **argv) {
 
     TEST("report: a write error on the table's fd is reported, not fatal") {
         fill_fake();
-        EXPECT_EQ_INT(enc_report_write_table(-1, &fake_summary, fake_seqs, fake_nseqs, fake_divs, fake_ndivs, 1, 1),
-                      -1);
+        EXPECT_EQ_INT(enc_report_write_table(-1, &fake_summary, fake_seqs, fake_nseqs, fake_divs, fake_ndivs, 1, 1), -1);
     }
 
     TEST("jsonlog: events are whole JSON lines: start first, early warnings kept, names escaped") {
@@ -786,7 +811,9 @@ int main(int argc, char **argv) {
         EXPECT_EQ_INT(in_child(scenario_rate_limit), 0);
     }
 
-    TEST("jsonlog: no ENCORE_LOG, no output from events") { EXPECT_EQ_INT(in_child(scenario_no_log), 0); }
+    TEST("jsonlog: no ENCORE_LOG, no output from events") {
+        EXPECT_EQ_INT(in_child(scenario_no_log), 0);
+    }
 
     TEST("jsonlog: unopenable ENCORE_LOG and ENCORE_REPORT_FILE warn once each") {
         EXPECT_EQ_INT(in_child(scenario_bad_log_path), 0);
@@ -809,7 +836,9 @@ int main(int argc, char **argv) {
         EXPECT_EQ_INT(in_child(scenario_exit_report), 0);
     }
 
-    TEST("exit: report off prints nothing") { EXPECT_EQ_INT(in_child(scenario_exit_quiet), 0); }
+    TEST("exit: report off prints nothing") {
+        EXPECT_EQ_INT(in_child(scenario_exit_quiet), 0);
+    }
 
     TEST("exit: ENCORE_STATS=1 implies the report and adds hook calls") {
         EXPECT_EQ_INT(in_child(scenario_exit_stats), 0);
@@ -822,6 +851,7 @@ int main(int argc, char **argv) {
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (th_failed == 0 && system(cmd) != 0) printf("could not remove %s\n", tmpdir);
+    if (th_failed == 0 && system(cmd) != 0)
+        printf("could not remove %s\n", tmpdir);
     return th_report();
 }
