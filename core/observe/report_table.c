@@ -251,13 +251,18 @@ static void top_seq_row(enc_bw *b, size_t rank, const enc_seq_info *q) {
            q->length > (uint32_t)nk && nk > 0 ? ", ..." : "", q->evicted ? "  (evicted)" : "");
 }
 
+/* The column heads of top_seq_row's lists. */
+static void seq_columns(enc_bw *b) {
+    bw_fmt(b, "  %3s %10s %7s %12s %14s  %s\n", "#", "seq", "length", "replays", "saved", "first kernels");
+}
+
 static void top_seqs(enc_bw *b, const enc_summary *s, const enc_seq_info *seqs, size_t nseqs) {
     char num[32];
     size_t idx[ENC_REPORT_TOP];
     size_t n = enc_report_top_seqs(seqs, nseqs, idx);
     if (!n) return;
     bw_fmt(b, "\n  top sequences by launch calls saved (saved = (length - 1) x replays)\n");
-    bw_fmt(b, "  %3s %10s %7s %12s %14s  %s\n", "#", "seq", "length", "replays", "saved", "first kernels");
+    seq_columns(b);
     for (size_t k = 0; k < n; k++) top_seq_row(b, k + 1, &seqs[idx[k]]);
     if (s->graphs_captured > n)
         bw_fmt(b, "  (%zu of %s captured sequences shown)\n", n, fmt_count(s->graphs_captured, num));
@@ -270,7 +275,7 @@ static void unreplayed(enc_bw *b, const enc_summary *s) {
     int n = s->n_unreplayed < ENC_UNREPLAYED_SHOWN ? s->n_unreplayed : ENC_UNREPLAYED_SHOWN;
     if (n <= 0) return;
     bw_fmt(b, "\n  captured, never replayed (the first captured first)\n");
-    bw_fmt(b, "  %3s %10s %7s %12s %14s  %s\n", "#", "seq", "length", "replays", "saved", "first kernels");
+    seq_columns(b);
     for (int k = 0; k < n; k++) top_seq_row(b, (size_t)k + 1, &s->unreplayed[k]);
     if (s->captured_never_replayed > (uint64_t)n)
         bw_fmt(b, "  (%d of %s shown)\n", n, fmt_count(s->captured_never_replayed, num));
