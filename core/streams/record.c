@@ -54,7 +54,10 @@ static inline int arena_reserve(enc_seq *seq, size_t bytes) {
 }
 
 /* Copy the launch attributes, each value zero-padded, so that equal
- * attributes hash equally. -1 for those encore cannot re-issue. */
+ * attributes hash equally. -1 for those encore cannot re-issue, and for any
+ * it does not know (default-deny: an attribute added after these headers may
+ * name an event or hand something back, as a device-updatable node does: the
+ * launch goes to the driver as the program made it). */
 static __attribute__((noinline)) int copy_attrs(const CUlaunchConfig *cfg, CUlaunchAttribute *out) {
     for (unsigned i = 0; i < cfg->numAttrs; i++) {
         const CUlaunchAttribute *a = &cfg->attrs[i];
@@ -72,10 +75,19 @@ static __attribute__((noinline)) int copy_attrs(const CUlaunchConfig *cfg, CUlau
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
             out[i].value.priority = a->value.priority; /* all four are one int */
             break;
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        case 11: /* CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION (named in newer headers than 12.4's) */
+        case 14: /* CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT */
+        case 16: /* CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING */
+            out[i].value = a->value; /* values a graph node keeps as they are */
+            break;
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
         case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return -1; /* events and grid-wide sync: run eagerly */
-        default: out[i].value = a->value;
+        default: return -1; /* 13 (a device-updatable node: its handle is handed back) and any id not known here */
         }
     }
     return 0;
@@ -157,7 +169,9 @@ const char *enc_record_why(int code) {
     case REC_NO_MEMORY: return "out of memory";
     case REC_ARGS:
         return "its arguments could not be read (a missing parameter pointer, an empty or unknown packed form)";
-    case REC_ATTR: return "a launch attribute encore cannot re-issue (cooperative, programmatic or completion event)";
+    case REC_ATTR:
+        return "a launch attribute encore cannot re-issue (cooperative, programmatic or completion event, "
+               "device-updatable, or one it does not know)";
     default: return "unknown";
     }
 }

@@ -7,7 +7,10 @@
  *                                    the priority (a configuration difference)
  *   prog_launch_forms extra          packed(a, b, c, dst, n) through CU_LAUNCH_PARAM_BUFFER_POINTER;
  *                                    odd iterations change the high half of b
- *                                    (bytes 12..15 of the buffer: an argument difference) */
+ *                                    (bytes 12..15 of the buffer: an argument difference)
+ *   prog_launch_forms unknown-attribute  the ex-attributes loop with a launch attribute whose id
+ *                                    no header names (the simulated driver takes it and ignores
+ *                                    it): a launch encore cannot know how to re-issue */
 #include "prog.h"
 
 #include <stdio.h>
@@ -24,8 +27,9 @@ static int odd_iteration(int it)
 int main(int argc, char **argv)
 {
     int extra = argc > 1 && !strcmp(argv[1], "extra");
-    if (argc != 2 || (!extra && strcmp(argv[1], "ex-attributes")))
-        prog_die("usage: prog_launch_forms ex-attributes|extra");
+    int unknown = argc > 1 && !strcmp(argv[1], "unknown-attribute");
+    if (argc != 2 || (!extra && !unknown && strcmp(argv[1], "ex-attributes")))
+        prog_die("usage: prog_launch_forms ex-attributes|extra|unknown-attribute");
     prog_init();
     prog_kernels k;
     CUdeviceptr x, y;
@@ -52,8 +56,8 @@ int main(int argc, char **argv)
         } else {
             CUlaunchAttribute attr;
             memset(&attr, 0, sizeof attr);
-            attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
-            attr.value.priority = odd ? 1 : 0;
+            attr.id = unknown ? (CUlaunchAttributeID)200 : CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            attr.value.priority = odd && !unknown ? 1 : 0;
             void *p_stamp[] = {&y, &n};
             prog_launch_ex(k.stamp, PROG_GRID(N), PROG_BLOCK, 256, s, p_stamp, &attr, 1);
             k_add(&k, s, x, y, N);
