@@ -15,6 +15,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "base/log.h"
 #include "core/state/fingerprint.h"
 #include "core/graphs/graphs.h"
 #include "core/graphs/issue.h"
@@ -53,6 +54,16 @@ static inline int arena_reserve(enc_seq *seq, size_t bytes) {
     return seq->arena_used + bytes <= seq->arena_cap ? 0 : arena_grow(seq, bytes);
 }
 
+/* Said once a process, at ENCORE_LOG_LEVEL=info: launches with it will not replay. */
+static void unknown_attr(CUlaunchAttributeID id) {
+    static int told;
+    if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+        enc_log(ENC_LOG_INFO,
+                "a launch attribute with id %d, which encore does not re-issue: launches with it "
+                "run eagerly, as the program made them (later ids are not said)",
+                (int)id);
+}
+
 /* Copy the launch attributes, each value zero-padded, so that equal
  * attributes hash equally. -1 for those encore cannot re-issue, and for any
  * it does not know (default-deny: an attribute added after these headers may
@@ -87,7 +98,9 @@ static __attribute__((noinline)) int copy_attrs(const CUlaunchConfig *cfg, CUlau
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
         case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return -1; /* events and grid-wide sync: run eagerly */
-        default: return -1; /* 13 (a device-updatable node: its handle is handed back) and any id not known here */
+        default: /* 13 (a device-updatable node: its handle is handed back) and any id not known here */
+            unknown_attr(a->id);
+            return -1;
         }
     }
     return 0;
