@@ -169,7 +169,9 @@ static __attribute__((noinline)) int copy_extra(void **extra, const enc_layout *
 }
 
 static int copy_args(const enc_launch *l, const enc_layout *L, unsigned char *args) {
-    if (l->params) return copy_params(l->params, L, args);
+    /* both forms at once: the driver refuses it (cuLaunchKernel's documentation), so it is not recorded
+     * as the launch the parameters alone would make: it goes to the driver, which answers */
+    if (l->params) return __builtin_expect(l->extra != NULL, 0) ? -1 : copy_params(l->params, L, args);
     if (l->extra) return copy_extra(l->extra, L, args);
     return L->nparams ? -1 : 0;
 }
