@@ -153,10 +153,10 @@ static __attribute__((noinline)) int copy_extra(void **extra, const enc_layout *
     for (void **e = extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
         if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER)
             buf = e[1];
-        else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE)
+        else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE && e[1])
             size = *(size_t *)e[1];
         else
-            return -1;
+            return -1; /* a key encore does not know, or no size: the driver answers */
     }
     if (!buf || (!size && L->argbytes)) return -1;
     if (size >= L->argbytes) {

@@ -14,11 +14,17 @@
  *   smem       the function's dynamic shared memory limit lowered below what
  *              the launch asks (its structure is that of the captured graph,
  *              so encore holds it)
+ *   both-forms its parameters given both ways: kernelParams and an `extra`
+ *              buffer (the driver refuses both at once; from kernelParams
+ *              alone it is the hot launch)
+ *   null-param a NULL among kernelParams
+ *   null-size  an `extra` buffer whose size pointer is NULL
  * Every return code and every synchronisation's is printed, and the data
  * after each iteration.
  *
  *   prog_launch_errors CASE[,CASE...]|all|eager   (all: every case, smem last;
- *                                                  eager: all but smem) */
+ *                                                  eager: all but smem and both-forms,
+ *                                                  which encore holds) */
 #include "prog.h"
 
 #include <stdio.h>
@@ -30,6 +36,27 @@
 static prog_kernels k;
 static CUstream s;
 static CUdeviceptr x, y;
+
+static int is_form(const char *refuse)
+{
+    return !strcmp(refuse, "both-forms") || !strcmp(refuse, "null-param") || !strcmp(refuse, "null-size");
+}
+
+/* The stamp launch with its arguments in a form the driver refuses. */
+static CUresult stamp_forms(const char *refuse, unsigned gy, unsigned block, void **ps)
+{
+    unsigned char buf[12];
+    size_t size = sizeof buf;
+    memcpy(buf, ps[0], sizeof(CUdeviceptr));
+    memcpy(buf + 8, ps[1], sizeof(uint32_t));
+    int null_size = !strcmp(refuse, "null-size");
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, null_size ? NULL : &size,
+                     CU_LAUNCH_PARAM_END};
+    void *with_null[] = {ps[0], NULL};
+    void **params = !strcmp(refuse, "both-forms") ? ps : !strcmp(refuse, "null-param") ? with_null : NULL;
+    return drv.cuLaunchKernel(k.stamp, PROG_GRID(N), gy, 1, block, 1, 1, SMEM, s, params,
+                              !strcmp(refuse, "null-param") ? NULL : extra);
+}
 
 static void iteration(const char *label, const char *refuse)
 {
@@ -53,7 +80,10 @@ static void iteration(const char *label, const char *refuse)
         CK(drv.cuFuncSetAttribute(k.stamp, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
     printf("%-9s mix %s", label, prog_err_name(prog_launch_rc(k.mix, PROG_GRID(N), PROG_BLOCK, 0, s, pm)));
     prog_count_launch();
-    CUresult r = drv.cuLaunchKernel(stamp, PROG_GRID(N), gy, 1, block, 1, 1, SMEM, s, ps, NULL);
+    CUresult r = is_form(refuse) ? CUDA_ERROR_NOT_SUPPORTED
+                                 : drv.cuLaunchKernel(stamp, PROG_GRID(N), gy, 1, block, 1, 1, SMEM, s, ps, NULL);
+    if (r == CUDA_ERROR_NOT_SUPPORTED) /* not a case above: one of the argument forms */
+        r = stamp_forms(refuse, gy, block, ps);
     printf(" stamp %s", prog_err_name(r));
     printf(" add %s", prog_err_name(prog_launch_rc(k.add, PROG_GRID(N), PROG_BLOCK, 0, s, pa)));
     printf(" synchronize %s", prog_err_name(drv.cuStreamSynchronize(s)));
@@ -67,8 +97,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0); /* a hang under encore still shows how far the program got */
     if (argc != 2)
         prog_die("usage: prog_launch_errors CASE[,CASE...]|all|eager");
-    const char *cases = !strcmp(argv[1], "all")     ? "grid,block,bad-func,unloaded,smem"
-                        : !strcmp(argv[1], "eager") ? "grid,block,bad-func,unloaded"
+    const char *cases = !strcmp(argv[1], "all")     ? "grid,block,bad-func,unloaded,both-forms,null-param,null-size,smem"
+                        : !strcmp(argv[1], "eager") ? "grid,block,bad-func,unloaded,null-param,null-size"
                                                     : argv[1];
     prog_init();
     prog_kernels_load(&k, 0);

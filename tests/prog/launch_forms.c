@@ -8,10 +8,6 @@
  *   prog_launch_forms extra          packed(a, b, c, dst, n) through CU_LAUNCH_PARAM_BUFFER_POINTER;
  *                                    odd iterations change the high half of b
  *                                    (bytes 12..15 of the buffer: an argument difference)
- *   prog_launch_forms params-and-extra  a loop of mix, stamp, add; odd iterations give the stamp
- *                                    launch its parameters both ways at once (kernelParams and
- *                                    an `extra` buffer), which the driver refuses: each such
- *                                    launch's result is printed
  *   prog_launch_forms unknown-attribute  the ex-attributes loop with a launch attribute whose id
  *                                    no header names (the simulated driver takes it and ignores
  *                                    it): a launch encore cannot know how to re-issue */
@@ -32,9 +28,8 @@ int main(int argc, char **argv)
 {
     int extra = argc > 1 && !strcmp(argv[1], "extra");
     int unknown = argc > 1 && !strcmp(argv[1], "unknown-attribute");
-    int both = argc > 1 && !strcmp(argv[1], "params-and-extra");
-    if (argc != 2 || (!extra && !unknown && !both && strcmp(argv[1], "ex-attributes")))
-        prog_die("usage: prog_launch_forms ex-attributes|extra|unknown-attribute|params-and-extra");
+    if (argc != 2 || (!extra && !unknown && strcmp(argv[1], "ex-attributes")))
+        prog_die("usage: prog_launch_forms ex-attributes|extra|unknown-attribute");
     prog_init();
     prog_kernels k;
     CUdeviceptr x, y;
@@ -44,23 +39,7 @@ int main(int argc, char **argv)
         int odd = odd_iteration(it);
         uint32_t n = N;
         k_mix(&k, s, x, 5, N);
-        if (both) {
-            void *p_stamp[] = {&y, &n};
-            if (odd) {
-                unsigned char buf[12];
-                size_t size = sizeof buf;
-                memcpy(buf, &y, sizeof y);
-                memcpy(buf + 8, &n, sizeof n);
-                void *ex[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                              CU_LAUNCH_PARAM_END};
-                prog_count_launch();
-                CUresult r = drv.cuLaunchKernel(k.stamp, PROG_GRID(N), 1, 1, PROG_BLOCK, 1, 1, 0, s, p_stamp, ex);
-                printf("iteration %2d: a launch given kernelParams and extra returned %d\n", it, (int)r);
-            } else {
-                prog_launch(k.stamp, PROG_GRID(N), PROG_BLOCK, 0, s, p_stamp);
-            }
-            k_add(&k, s, x, y, N);
-        } else if (extra) {
+        if (extra) {
             unsigned char buf[40];
             uint8_t a = 9;
             uint64_t b = odd ? 0x0000000700000003ULL : 0x0000000500000003ULL;
