@@ -309,7 +309,7 @@ CUresult enc_hook_post_op(int entry, CUstream stream, int per_thread, CUresult r
 
 int enc_hook_launch_rests_ex(const CUlaunchConfig *config) {
     if (!config) return 0;
-    for (unsigned i = 0; i < config->numAttrs; i++) /* a launch that records an event: the full path */
+    for (unsigned i = 0; config->attrs && i < config->numAttrs; i++) /* a launch that records an event: the full path */
         if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
             config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
             return 0;
@@ -320,7 +320,7 @@ CUresult enc_hook_launch_ex(int entry, int per_thread, void *real, const CUlaunc
                             void **params, void **extra) {
     (void)entry;
     if (!config) return ((PFN_cuLaunchKernelEx_v11060)real)(config, f, params, extra);
-    for (unsigned i = 0; i < config->numAttrs; i++) /* a launch that records an event */
+    for (unsigned i = 0; config->attrs && i < config->numAttrs; i++) /* a launch that records an event */
         if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)
             enc_hook_event(config->attrs[i].value.programmaticEvent.event);
         else if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)

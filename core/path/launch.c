@@ -63,8 +63,10 @@ CUresult enc_core_call_sampled(const enc_launch *l) {
     return r;
 }
 
+/* Attributes counted with no array to read them from: the driver refuses the launch, after what is held. */
 static int recordable(const enc_layout *L, const enc_launch *l) {
-    return L && L->ok && !(l->config && l->config->numAttrs > ENC_MAX_ATTRS);
+    return L && L->ok &&
+           !(l->config && (l->config->numAttrs > ENC_MAX_ATTRS || (l->config->numAttrs && !l->config->attrs)));
 }
 
 /* Legacy-stream implicit synchronisation: work on the legacy stream waits

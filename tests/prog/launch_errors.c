@@ -19,6 +19,7 @@
  *              alone it is the hot launch)
  *   null-param a NULL among kernelParams
  *   null-size  an `extra` buffer whose size pointer is NULL
+ *   null-attrs cuLaunchKernelEx with one attribute counted and no array
  * Every return code and every synchronisation's is printed, and the data
  * after each iteration.
  *
@@ -39,7 +40,8 @@ static CUdeviceptr x, y;
 
 static int is_form(const char *refuse)
 {
-    return !strcmp(refuse, "both-forms") || !strcmp(refuse, "null-param") || !strcmp(refuse, "null-size");
+    return !strcmp(refuse, "both-forms") || !strcmp(refuse, "null-param") || !strcmp(refuse, "null-size") ||
+           !strcmp(refuse, "null-attrs");
 }
 
 /* The stamp launch with its arguments in a form the driver refuses. */
@@ -52,6 +54,19 @@ static CUresult stamp_forms(const char *refuse, unsigned gy, unsigned block, voi
     int null_size = !strcmp(refuse, "null-size");
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, null_size ? NULL : &size,
                      CU_LAUNCH_PARAM_END};
+    if (!strcmp(refuse, "null-attrs")) {
+        CUlaunchConfig cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDimX = PROG_GRID(N);
+        cfg.gridDimY = gy;
+        cfg.gridDimZ = 1;
+        cfg.blockDimX = block;
+        cfg.blockDimY = cfg.blockDimZ = 1;
+        cfg.sharedMemBytes = SMEM;
+        cfg.hStream = s;
+        cfg.numAttrs = 1; /* and attrs NULL */
+        return drv.cuLaunchKernelEx(&cfg, k.stamp, ps, NULL);
+    }
     void *with_null[] = {ps[0], NULL};
     void **params = !strcmp(refuse, "both-forms") ? ps : !strcmp(refuse, "null-param") ? with_null : NULL;
     return drv.cuLaunchKernel(k.stamp, PROG_GRID(N), gy, 1, block, 1, 1, SMEM, s, params,
@@ -97,8 +112,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0); /* a hang under encore still shows how far the program got */
     if (argc != 2)
         prog_die("usage: prog_launch_errors CASE[,CASE...]|all|eager");
-    const char *cases = !strcmp(argv[1], "all")     ? "grid,block,bad-func,unloaded,both-forms,null-param,null-size,smem"
-                        : !strcmp(argv[1], "eager") ? "grid,block,bad-func,unloaded,null-param,null-size"
+    const char *cases = !strcmp(argv[1], "all")     ? "grid,block,bad-func,unloaded,both-forms,null-param,null-size,null-attrs,smem"
+                        : !strcmp(argv[1], "eager") ? "grid,block,bad-func,unloaded,null-param,null-size,null-attrs"
                                                     : argv[1];
     prog_init();
     prog_kernels_load(&k, 0);
