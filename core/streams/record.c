@@ -74,7 +74,7 @@ static __attribute__((noinline)) int copy_attrs(const CUlaunchConfig *cfg, CUlau
         const CUlaunchAttribute *a = &cfg->attrs[i];
         memset(&out[i], 0, sizeof out[i]);
         out[i].id = a->id;
-        switch (a->id) {
+        switch ((int)a->id) { /* int: ids that older headers do not name are cases too */
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
             out[i].value.clusterDim.x = a->value.clusterDim.x;
             out[i].value.clusterDim.y = a->value.clusterDim.y;
