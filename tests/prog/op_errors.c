@@ -14,10 +14,13 @@
  *            refused: an event of device 1 (CUDA_ERROR_INVALID_HANDLE)
  *   copy     cuMemcpyAsync of all of z into y; refused: from 16 bytes into
  *            z, past z's allocation (CUDA_ERROR_INVALID_VALUE)
+ *   memset-null, copy-null, record-null  the same operations, refused with
+ *            a NULL: device address 0 as the memset's destination or the
+ *            copy's source, no event to record
  * Every iteration prints OP's return code, its stream's synchronisation's
  * and y's hash.
  *
- *   prog_op_errors memset|record|copy */
+ *   prog_op_errors memset|record|copy|memset-null|copy-null|record-null */
 #include "prog.h"
 
 #include <stdio.h>
@@ -32,6 +35,12 @@ static CUevent e0, e_other; /* s's device's event; device 1's (record) */
 
 static CUresult op(const char *c, int it, int refused)
 {
+    if (!strcmp(c, "memset-null"))
+        return drv.cuMemsetD32Async(refused ? 0 : y, (unsigned)it, N / 2, s);
+    if (!strcmp(c, "copy-null"))
+        return drv.cuMemcpyAsync(y, refused ? 0 : z, N * sizeof(uint32_t), s);
+    if (!strcmp(c, "record-null"))
+        return drv.cuEventRecord(refused ? NULL : e0, s);
     if (!strcmp(c, "memset"))
         return drv.cuMemsetD32Async(y + (refused ? 2 : 0), (unsigned)it, N / 2, s);
     if (!strcmp(c, "record"))
@@ -53,8 +62,12 @@ static void iteration(const char *c, int it, int refused)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc != 2 || (strcmp(argv[1], "memset") && strcmp(argv[1], "record") && strcmp(argv[1], "copy")))
-        prog_die("usage: prog_op_errors memset|record|copy");
+    static const char *cases[] = {"memset", "record", "copy", "memset-null", "copy-null", "record-null"};
+    int known = 0;
+    for (unsigned i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
+        known |= !strcmp(argv[1], cases[i]);
+    if (!known)
+        prog_die("usage: prog_op_errors memset|record|copy|memset-null|copy-null|record-null");
     const char *c = argv[1];
     prog_init();
     if (!strcmp(c, "record")) {
