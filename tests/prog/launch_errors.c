@@ -95,10 +95,8 @@ static void iteration(const char *label, const char *refuse)
         CK(drv.cuFuncSetAttribute(k.stamp, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
     printf("%-9s mix %s", label, prog_err_name(prog_launch_rc(k.mix, PROG_GRID(N), PROG_BLOCK, 0, s, pm)));
     prog_count_launch();
-    CUresult r = is_form(refuse) ? CUDA_ERROR_NOT_SUPPORTED
+    CUresult r = is_form(refuse) ? stamp_forms(refuse, gy, block, ps)
                                  : drv.cuLaunchKernel(stamp, PROG_GRID(N), gy, 1, block, 1, 1, SMEM, s, ps, NULL);
-    if (r == CUDA_ERROR_NOT_SUPPORTED) /* not a case above: one of the argument forms */
-        r = stamp_forms(refuse, gy, block, ps);
     printf(" stamp %s", prog_err_name(r));
     printf(" add %s", prog_err_name(prog_launch_rc(k.add, PROG_GRID(N), PROG_BLOCK, 0, s, pa)));
     printf(" synchronize %s", prog_err_name(drv.cuStreamSynchronize(s)));
