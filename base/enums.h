@@ -26,6 +26,8 @@ enum enc_flush_reason {
     ENC_FLUSH_CAPTURE,         /* the program began capturing a stream */
     ENC_FLUSH_OPAQUE_LAUNCH,   /* a launch encore cannot fingerprint (no parameter info, cooperative) */
     ENC_FLUSH_EXIT,            /* process exit */
+    ENC_FLUSH_PAUSE,           /* held launches completed a graph whose sequence the host paused after before
+                                * (ENCORE_PAUSE_END): replayed at once */
     ENC_FLUSH_REASON_COUNT
 };
 

@@ -64,12 +64,27 @@ void enc_hold_new_graph(enc_store *s, uint32_t node);
 void enc_graph_end_update(enc_store *s, uint32_t id);
 /* st's held launches were replayed at the end of trie node `node`'s graph (with st->mu held). */
 void enc_graph_end_mark(enc_stream_state *st, uint32_t node);
+/* ... or st's sequence ended at pause `slot`, where the host paused before (ENCORE_PAUSE_END); `held`: what it
+ * held was replayed or issued there. */
+void enc_graph_end_mark_pause(enc_stream_state *st, uint32_t slot, int held);
+/* The flush deadline released st's held launches (the host paused; with st->mu held): the sequence ends before
+ * its next launch, and where it ended (launches since the flush point, the last one's structure) is learnt. */
+void enc_graph_end_deadline(enc_stream_state *st, int replayed);
+/* The open sequence's last launch is where the host paused before, and the pause is due: its slot, or -1. The
+ * first test is inline: one load and a bit test a launch where no pause was learnt (launch.c). */
+int enc_pause_due_slow(const enc_stream_state *st, uint32_t pos);
+static inline int enc_pause_due(const enc_stream_state *st) {
+    if (__builtin_expect(st->pause_bits == 0, 1)) return -1;
+    uint32_t pos = __atomic_load_n(&st->since_flush, __ATOMIC_RELAXED) + st->seq.n;
+    if (!((st->pause_bits >> (pos & 63)) & 1)) return -1;
+    return enc_pause_due_slow(st, pos);
+}
 /* A call of the program came on st (a flush point, with st->mu held): the last replay at a graph's end was
  * right, or launches held to such an end waited for it (called before they are released). */
 void enc_graph_end_call(enc_stream_state *st);
 /* Work is recorded on st after a replay at a graph's end, before any call of the program: that node's graphs
- * wait for their end again. */
-void enc_graph_end_wrong(enc_stream_state *st);
+ * wait for their end again, unless the end was a pause's and the work came after a pause again. */
+void enc_graph_end_work(enc_stream_state *st);
 
 /* ---- room.c: the process-wide graph limit ------------------------------------------ */
 

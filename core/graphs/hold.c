@@ -225,7 +225,9 @@ int enc_capture_enough(const enc_candidate *c, uint32_t need) {
 
 /* The trie node where st's open sequence ends, if it is such a prefix; else ENC_NO_NODE. */
 static uint32_t cut_short(const enc_stream_state *st) {
-    if (st->seq.end_why == ENC_FLUSH_SEQUENCE_FULL || st->seq.end_why == ENC_FLUSH_DEADLINE) return ENC_NO_NODE;
+    if (st->seq.end_why == ENC_FLUSH_SEQUENCE_FULL || st->seq.end_why == ENC_FLUSH_DEADLINE ||
+        st->seq.end_why == ENC_FLUSH_PAUSE)
+        return ENC_NO_NODE;
     uint32_t node = enc_store_path_end(&st->store, st->seq.recs, st->seq.n);
     if (node == ENC_NO_NODE || node == ENC_TRIE_ROOT) return ENC_NO_NODE;
     const enc_trie_node *e = &st->store.nodes[node];
@@ -273,6 +275,9 @@ static uint32_t prefix_shift(const enc_stream_state *st, const enc_candidate *c,
  * begins where nothing replayed yet, and still waits for the third. */
 int enc_capture_due(const enc_stream_state *st, const enc_candidate *c) {
     uint32_t need = (uint32_t)enc_opt.min_repeats;
+    /* Where the host paused (graph_end.c), a stall that came twice at one place (a garbage collection) cuts
+     * sequences that never come again: twice the sightings, at a loop's entry too */
+    if (st->seq.at_pause) return enc_capture_enough(c, need << 1);
     const enc_trie_node *t = enc_opt.hold_rule ? sequence_start(st) : NULL;
     if (!t) return enc_capture_enough(c, need);
     uint32_t least = need > 2 ? need - 1 : need; /* the fewest any rule below asks */

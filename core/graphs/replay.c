@@ -329,6 +329,7 @@ void enc_release_at_flush_point(enc_stream_state *st, enum enc_flush_reason why)
         st->deadline_cuts++;
         st->deadline_cut_len = held;
     }
+    if (why == ENC_FLUSH_DEADLINE) enc_graph_end_deadline(st, replayed);
     enc_hold_outcome(st, replayed);
 }
 

@@ -28,8 +28,9 @@
 int enc_nvtx_on;
 
 static const char *const flush_names[] = {
-    "a call on the stream",  "a device-wide call", "legacy stream order",         "the flush deadline",
-    "the sequence was full", "a program capture",  "a launch encore cannot copy", "process exit",
+    "a call on the stream",        "a device-wide call",    "legacy stream order",
+    "the flush deadline",          "the sequence was full", "a program capture",
+    "a launch encore cannot copy", "process exit",          "a pause of the host",
 };
 _Static_assert(sizeof flush_names / sizeof flush_names[0] == ENC_FLUSH_REASON_COUNT, "a name for each flush reason");
 

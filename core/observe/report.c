@@ -32,8 +32,9 @@ __attribute__((used)) static const char version_tag[] = "encore-version " ENCORE
 static const char *const div_keys[ENC_DIV_KIND_COUNT] = {"kernel", "config", "args", "short"};
 static const char *const div_labels[ENC_DIV_KIND_COUNT] = {"a different kernel came", "launch config differed",
                                                            "arguments differed", "ended early"};
-static const char *const flush_keys[ENC_FLUSH_REASON_COUNT] = {"stream_call",   "all_call", "legacy_order",  "deadline",
-                                                               "sequence_full", "capture",  "opaque_launch", "exit"};
+static const char *const flush_keys[ENC_FLUSH_REASON_COUNT] = {"stream_call",   "all_call",      "legacy_order",
+                                                               "deadline",      "sequence_full", "capture",
+                                                               "opaque_launch", "exit",          "pause"};
 static const char *const flush_labels[ENC_FLUSH_REASON_COUNT] = {
     "call on the same stream",
     "device-wide call",
@@ -43,6 +44,7 @@ static const char *const flush_labels[ENC_FLUSH_REASON_COUNT] = {
     "program began a capture",
     "launch without parameter info",
     "process exit",
+    "a graph's end where the host paused",
 };
 static const char *const eager_keys[ENC_EAGER_REASON_COUNT] = {"learning",   "released", "diverged", "first",
                                                                "left_alone", "resting",  "opaque",   "passive"};

@@ -71,6 +71,7 @@
     X(holds,                     "holds (held launches released)",                  ENC_NO_WHOLE,              "holds that ended (core/graphs/hold.c)") \
     X(holds_replayed,            "  ended in a replay",                             ENC_WHOLE(holds),          "of those, in a replay") \
     X(holds_at_graph_end,        "    at their graph's end",                         ENC_WHOLE(holds),          "of those, replayed as soon as their last launch came, not at the program's call after it (graph_end.c)") \
+    X(holds_at_pause,            "      where the host pauses",                     ENC_WHOLE(holds),          "of those, at a graph's end where the host paused before (ENCORE_PAUSE_END), not when the next launch or the flush deadline came") \
     X(graph_ends_wrong,          "      work came after, not a call",               ENC_NO_WHOLE,              "times work was recorded on the stream after such a replay before any call of the program: that graph's holds wait for their end again") \
     X(held_unpaid_ns,            NULL,                                              ENC_NO_WHOLE,              "time launches were held in holds that did not replay") \
     X(holds_given_up,            "  given up where holds did not pay",              ENC_NO_WHOLE,              "times holding at a start was given up") \

@@ -145,6 +145,11 @@ static uint64_t sample_take_ends(enc_stream_state *st) {
 }
 
 static void end_sequence_if_full(enc_stream_state *st) {
+    int pause = enc_pause_due(st); /* where the host paused before (graph_end.c) */
+    if (__builtin_expect(pause >= 0, 0)) {
+        enc_sequence_end_at_pause(st, (uint32_t)pause);
+        return;
+    }
     uint32_t limit = __builtin_expect(enc_opt.hold_ramp != 0, 0) ? enc_sequence_limit(st)
                      : st->seq_cap                               ? st->seq_cap
                                                                  : (uint32_t)enc_opt.max_sequence;
@@ -283,7 +288,7 @@ static CUresult continue_holding(enc_stream_state *st, const enc_launch *l, cons
 }
 
 static CUresult record_then_hold_or_issue(enc_stream_state *st, const enc_launch *l, const enc_layout *L) {
-    if (__builtin_expect(st->early_node != 0, 0)) enc_graph_end_wrong(st); /* no call since a replay at its end */
+    if (__builtin_expect(st->early_node != 0, 0)) enc_graph_end_work(st); /* no call since a replay at its end */
     uint64_t t0 = sample_start(st);
     int recorded = enc_sequence_record(st, l, L);
     if (st->held) return continue_holding(st, l, L, recorded, t0);

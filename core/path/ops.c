@@ -152,7 +152,7 @@ static int take(enc_stream_state *st, const enc_op *op) {
         l.block[1] = (unsigned)enc_mem_kind(op->dst, op->n);
     }
     const enc_layout *L = enc_op_layout(l.f);
-    if (__builtin_expect(st->early_node != 0, 0)) enc_graph_end_wrong(st); /* no call since a replay at its end */
+    if (__builtin_expect(st->early_node != 0, 0)) enc_graph_end_work(st); /* no call since a replay at its end */
     if (!L || !enc_sequence_record(st, &l, L)) return 0;
     int r = hold_or_pass(st, op);
     if (st->seq.n >= (uint32_t)enc_opt.max_sequence) enc_sequence_end(st, ENC_FLUSH_SEQUENCE_FULL);

@@ -97,6 +97,7 @@ typedef struct enc_stream_state {
      * (slower launches, shorter sequences, so that one held keeps the GPU waiting at most
      * ENCORE_HOLD_BUDGET; 0: the longest) and deadline_cap below. */
     uint32_t seq_cap;
+    uint64_t pause_bits;                 /* graph_end.c: bit (at % 64) of each pause due (ENCORE_PAUSE_END); 0: none */
     uint32_t sample_clock;               /* launches, for timing one in ENC_SAMPLE_EVERY */
     int anchor_set;                      /* the anchor (below) is set */
     uint32_t since_anchor;               /* launches recorded since the anchor last began a sequence */
@@ -112,14 +113,11 @@ typedef struct enc_stream_state {
     pid_t owner;     /* per-thread streams: the owning thread */
     int blocking;    /* synchronises with the legacy stream */
     int dead;        /* its stream was destroyed: the state may be reused */
-    /* Host time per launch, averaged over sequences: when the program's own
-     * host work between launches is slow (PyTorch eager: tens of microseconds
-     * per op), holding launches back only delays the GPU and a graph saves
-     * little, so such a stream is not held back (ENCORE_MAX_GAP). */
+    /* Host time per launch, averaged over sequences: where the program's own host work between launches is slow,
+     * holding only delays the GPU and a graph saves little: such a stream is not held back (ENCORE_MAX_GAP). */
     uint64_t gap_ns;
-    /* The first launch after a flush point is the anchor (anchor_set, above): when it comes
-     * again, a new sequence starts. Loops without a flush point per iteration
-     * then cut into the same sequences every iteration, whatever their length. */
+    /* The first launch after a flush point is the anchor (anchor_set, above): when it comes again, a new sequence
+     * starts, so that a loop without a flush point is cut the same way every iteration, whatever its length. */
     uint64_t anchor_sfp, anchor_afp;
     /* The first ENC_LEAD launches after the flush point (sequence.c: where the anchor never comes
      * again, the first of them where they repeat with a period becomes it). */
@@ -130,39 +128,41 @@ typedef struct enc_stream_state {
     uint8_t cap_votes;     /* sequences in a row whose pace asked for another cap */
     uint8_t cap_unsettled; /* sequences to end before graphs are captured again: the flush deadline moved
                             * seq_cap (sequence.c, learn.c) */
-    /* Holds the flush deadline cut before their sequence ended, with no replay since (replay.c
-     * counts them; sequence.c acts), the launches the last one held, and the cap they set
-     * (0: none): a sequence the deadline cuts never replays. */
+    /* Holds the flush deadline cut before their sequence ended, no replay since (replay.c counts them; sequence.c
+     * acts), the launches the last one held, the cap they set (0: none). */
     uint8_t deadline_cuts;
     uint32_t deadline_cut_len, deadline_cap;
-    /* sequence.c: times the cap came down again soon after it doubled back (each doubles the launches of
-     * quick full sequences in a row it then takes to double back: deadline_quick), sequences since it last
-     * doubled */
+    /* sequence.c: times the cap came down again soon after it doubled back (each doubles deadline_quick, the
+     * launches of quick full sequences it then takes to double back), sequences since it last doubled */
     uint8_t deadline_flips;
     uint32_t deadline_quick, deadline_since;
-    uint8_t ramp; /* sequences ended full since the last flush point (ENCORE_HOLD_RAMP; atomic: a flush
-                          point with nothing open sets it to 0 without the lock) */
+    uint8_t ramp; /* sequences ended full since the flush point (ENCORE_HOLD_RAMP; atomic: set to 0 unlocked) */
     /* ENCORE_TAIL_CUT: launches recorded since the last flush point, how many came between the two flush
      * points before it, and in how many intervals in a row (atomic, as ramp) */
     uint32_t since_flush, flush_len;
     uint8_t flush_len_same;
     uint32_t flush_points;             /* flush points with launches since the one before (atomic, as ramp: learn.c) */
-    uint64_t flush_sig, flush_sig_run; /* the kernels between the last two flush points, and since the last
-                                          (a running hash of their structural fingerprints) */
+    uint64_t flush_sig, flush_sig_run; /* the kernels between the last two flush points, since the last (hashes) */
 
-    /* Per-thread default streams: another thread cannot name them, so a
-     * release from another thread (deadline, a device-wide flush) goes to a
-     * side stream ordered after ev_start, and the owner joins ev_done (join_pending, above). */
+    /* Per-thread default streams: another thread cannot name them, so a release from another thread (deadline, a
+     * device-wide flush) goes to a side stream ordered after ev_start, and the owner joins ev_done (join_pending). */
     CUevent ev_start, ev_done;
     CUstream side;
 
-    /* It has graphs with node priorities whose other nodes run at the capture
-     * stream's priority (learn.c): its priority must stay the capture stream's. */
+    /* It has graphs with node priorities whose other nodes run at the capture stream's priority (learn.c). */
     int mixed_prio;
 
     /* holding (held, node, early_node: above) */
     uint32_t hold_start; /* the root's child the hold started at (hold.c) */
     uint64_t held_since;
+    uint64_t early_at; /* graph_end.c: when the sequence last ended at a pause (early_node: its slot) */
+    /* graph_end.c: places the host paused at in a sequence (launches since the flush point, the last one) */
+    struct enc_pause {
+        uint32_t at;
+        int8_t score;
+        uint8_t cuts;
+        uint64_t sfp;
+    } pauses[4];
     uint64_t acct[ENC_ACCT_COUNT]; /* its time estimate's measured inputs (stats.h); atomic */
     /* The launch being timed (launch.c): the sequence ends it causes, timed apart. */
     struct {

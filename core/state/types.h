@@ -148,12 +148,13 @@ typedef struct enc_seq {
     uint32_t nops;  /* of recs[0..n), stream operations (not kernel launches) */
     int poisoned;   /* contains a launch that cannot be re-issued */
     int fully_replayed;
-    int replayed_by_patch; /* ... through a graph patched with its arguments: the nodes patched (0: not) */
-    int patched_grid;      /* ... of them, kernel nodes given another grid */
-    uint64_t t0;           /* when it opened */
-    int ended_by_call;     /* it ended at a call of the program (a synchronize, an event wait), or at the end of
-                            * a graph whose sequence had (graph_end.c) */
-    int end_why;           /* the enc_flush_reason it ended at (sequence.c; hold.c's cut_short reads it) */
+    int replayed_by_patch;   /* ... through a graph patched with its arguments: the nodes patched (0: not) */
+    int patched_grid;        /* ... of them, kernel nodes given another grid */
+    uint64_t t0;             /* when it opened */
+    int ended_by_call;       /* it ended at a call of the program, or at the end of a graph whose sequence had */
+    int end_why;             /* the enc_flush_reason it ended at (sequence.c; hold.c's cut_short reads it) */
+    int pause_cut, at_pause; /* graph_end.c: the flush deadline released it (it ends before the next launch); it
+                              * ends at a pause (ENCORE_PAUSE_END), or began after one (hold.c) */
 } enc_seq;
 
 /* A captured sequence: the records it was captured from, and its graph. */

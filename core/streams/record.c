@@ -240,6 +240,7 @@ void enc_record_reset(enc_seq *seq) {
     seq->poisoned = 0;
     seq->fully_replayed = 0;
     seq->ended_by_call = 0;
+    seq->pause_cut = 0;
     seq->end_why = 0;
     seq->replayed_by_patch = 0;
     seq->patched_grid = 0;

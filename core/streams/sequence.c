@@ -383,8 +383,11 @@ void enc_sequence_end(enc_stream_state *st, enum enc_flush_reason why) {
     note_pace(st);
     /* what learning reads of a sequence replayed exactly (none) or through a patched graph (hash) */
     if (!st->seq.poisoned && (!st->seq.fully_replayed || st->seq.replayed_by_patch)) enc_record_hash(&st->seq);
+    int pause = why == ENC_FLUSH_DEADLINE || why == ENC_FLUSH_PAUSE;
+    if (pause) st->seq.at_pause = 1;
     enc_learn_sequence(st);
     close_sequence(st);
+    st->seq.at_pause = pause; /* the next one begins after it */
 }
 
 /* A launch's own time (launch.c, deferred_ns) is what recording and holding
@@ -406,6 +409,12 @@ void enc_sequence_end_at_graph_end(enc_stream_state *st) {
     enc_graph_end_mark(st, node);
 }
 
+void enc_sequence_end_at_pause(enc_stream_state *st, uint32_t slot) {
+    int held = st->held;
+    enc_sequence_end_at_launch(st, ENC_FLUSH_PAUSE); /* a flush point, as the deadline was: the next launch anchors */
+    enc_graph_end_mark_pause(st, slot, held);        /* judged when the next work or call comes, held or not */
+}
+
 void enc_sequence_discard(enc_stream_state *st) {
     enc_graph_end_call(st);
     if (st->held) { /* launched while another thread destroyed the context: there is nothing to run them in */
@@ -418,14 +427,17 @@ void enc_sequence_discard(enc_stream_state *st) {
     if (st->open) close_sequence(st);
 }
 
-/* The pending launch is the anchor coming again: the sequence ends before
- * it, and it begins the next one. */
-static void cut_before_anchor(enc_stream_state *st) {
+/* The sequence ends before the pending launch (for `why`), which begins the
+ * next one: the anchor came again (ENC_FLUSH_SEQUENCE_FULL), or the flush
+ * deadline released the sequence's launches, the host having paused
+ * (ENC_FLUSH_DEADLINE: ENCORE_PAUSE_END, graph_end.c). */
+static void cut_before_pending(enc_stream_state *st, enum enc_flush_reason why) {
     enc_detached_rec anchor = enc_record_detach_pending(&st->seq);
-    enc_sequence_end_at_launch(st, ENC_FLUSH_SEQUENCE_FULL);
+    enc_sequence_end_at_launch(st, why);
     enc_record_attach_pending(&st->seq, &anchor);
     enc_sequence_open(st);
 }
+static void cut_before_anchor(enc_stream_state *st) { cut_before_pending(st, ENC_FLUSH_SEQUENCE_FULL); }
 
 static int is_anchor(const enc_stream_state *st, const enc_rec *r) {
     return r->sfp == st->anchor_sfp && r->afp == st->anchor_afp;
@@ -472,6 +484,10 @@ static void reanchor(enc_stream_state *st, const enc_rec *r) {
 }
 
 int enc_sequence_recorded(enc_stream_state *st, const enc_layout *L, int rc) {
+    if (__builtin_expect(st->seq.pause_cut, 0)) { /* set with anchor_set cleared: the anchor's path leads here */
+        st->seq.pause_cut = 0;
+        if (rc == 0 && st->seq.n) cut_before_pending(st, ENC_FLUSH_DEADLINE);
+    }
     if (rc != 0) {
         st->seq.poisoned = 1;
         ENC_DEBUG("launch of %s could not be recorded: %s", L->name, enc_record_why(rc));

@@ -109,6 +109,9 @@ static inline int enc_sequence_graph_end_due(const enc_stream_state *st, uint32_
 }
 /* ... so the sequence ends now, its graph replayed (with st->mu held). */
 void enc_sequence_end_at_graph_end(enc_stream_state *st);
+/* The sequence ends where the host paused before (pause `slot`, ENCORE_PAUSE_END: graph_end.c), what it holds
+ * replayed or issued now (with st->mu held). */
+void enc_sequence_end_at_pause(enc_stream_state *st, uint32_t slot);
 /* The stream's context is gone: drop the open sequence, held launches too, issuing nothing. */
 void enc_sequence_discard(enc_stream_state *st);
 /* The longest sequence for launches this far apart (ENCORE_HOLD_BUDGET), the

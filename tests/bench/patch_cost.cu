@@ -9,6 +9,8 @@
 //              changed, the grid kept
 //   grid-K     K kernel nodes patched first with another grid (two grids in turn) and its length
 //   two-execs  two graphs of the two grids, launched in turn, none patched (a graph per shape)
+//   node-K     as args-K through the generic entry point (cudaGraphExecNodeSetParams, CUDA 12.2+):
+//              does it cost the host less a node?
 // each with a synchronize after every iteration ("sync": a serving loop that reads each answer)
 // and with one every 64 iterations ("async": a loop that runs ahead).
 //
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
     std::vector<int> ks_list = {1, 6, N};
     for (int k : ks_list) ways.push_back("args-" + std::to_string(k));
     for (int k : ks_list) ways.push_back("grid-" + std::to_string(k));
+    for (int k : ks_list) ways.push_back("node-" + std::to_string(k));
     const char *regimes[2] = {"sync", "async"};
     // results[way][regime] = per-round (host, wall)
     std::vector<std::vector<std::vector<double>>> host(ways.size(), std::vector<std::vector<double>>(2)),
@@ -127,6 +130,8 @@ int main(int argc, char **argv) {
                 int k = 0, grid = 0;
                 if (!w.compare(0, 5, "args-")) k = atoi(w.c_str() + 5);
                 if (!w.compare(0, 5, "grid-")) k = atoi(w.c_str() + 5), grid = 1;
+                int generic = !w.compare(0, 5, "node-");
+                if (generic) k = atoi(w.c_str() + 5);
                 CK(cudaStreamSynchronize(s));
                 double api = 0, t0 = now_us();
                 for (int it = 0; it < ITERS; it++, it_global++) {
@@ -142,7 +147,17 @@ int main(int argc, char **argv) {
                         for (int j = 0; j < k; j++) {
                             ks[j].v = grid ? 1.0f : (float)(it_global & 7);
                             cudaKernelNodeParams p = node_params(ks[j], len);
-                            CK(cudaGraphExecKernelNodeSetParams(ea, nodesA[j], &p));
+                            if (generic) {
+                                cudaGraphNodeParams np = {};
+                                np.type = cudaGraphNodeTypeKernel;
+                                np.kernel.func = p.func;
+                                np.kernel.gridDim = p.gridDim;
+                                np.kernel.blockDim = p.blockDim;
+                                np.kernel.kernelParams = p.kernelParams;
+                                CK(cudaGraphExecNodeSetParams(ea, nodesA[j], &np));
+                            } else {
+                                CK(cudaGraphExecKernelNodeSetParams(ea, nodesA[j], &p));
+                            }
                         }
                         CK(cudaGraphLaunch(ea, s));
                     }
@@ -166,7 +181,7 @@ int main(int argc, char **argv) {
         double plain_host = med(host[1][reg]);
         for (size_t i = 0; i < ways.size(); i++) {
             int k = 0;
-            if (!ways[i].compare(0, 5, "args-") || !ways[i].compare(0, 5, "grid-")) k = atoi(ways[i].c_str() + 5);
+            if (!ways[i].compare(0, 5, "args-") || !ways[i].compare(0, 5, "grid-") || !ways[i].compare(0, 5, "node-")) k = atoi(ways[i].c_str() + 5);
             printf("RESULT way=%s regime=%s host_us=%.2f wall_us=%.2f", ways[i].c_str(), regimes[reg], med(host[i][reg]),
                    med(wall[i][reg]));
             if (k) printf(" per_node_host_us=%.2f", (med(host[i][reg]) - plain_host) / k);

@@ -92,6 +92,14 @@
  *              and the longer step is learnt; with 2, in step 20 only (a
  *              one-off: the replays at the reduction go on).
  *
+ *   pauses     a decoding loop (Hugging Face generate on the H200, call 88): a
+ *              step of 48 kernels whose arguments change every step (the
+ *              caching allocator moves every activation each token: patched
+ *              graphs), with the host busy for 1 ms after the 13th and the
+ *              37th (the cache update, the logits' processing), then the
+ *              result read back. Held across a pause, launches wait out the
+ *              flush deadline and the GPU idles.
+ *
  *   cg         a solver's steps (the CUDA samples' conjugate gradient, as
  *              CuPy runs it): 20 iterations of 17 launches (a memset,
  *              kernels, a reduction) and the result read back. The first
@@ -375,6 +383,24 @@ static void stalls(int steps, int stretch) {
     prog_finish(s, x, y, N);
 }
 
+static void pauses(int steps) {
+    CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x, y, r;
+    prog_hot_buffers(&k, s, N, &x, &y, &r);
+    for (int it = 0; it < steps; it++) {
+        for (uint32_t j = 0; j < 48; j++) {
+            if (j == 13 || j == 37) usleep(1000);
+            if (j % 4 == 0)
+                k_add(&k, s, y, x, N);
+            else
+                k_mix(&k, s, x, j + 100 * (uint32_t)it, N); /* every step's arguments are new */
+        }
+        k_reduce(&k, s, r, y, N);
+        prog_print_reduce(s, r, "step", it);
+    }
+    prog_finish(s, x, y, N);
+}
+
 static void tail(int steps, int grows) { /* 1: from step 20 on; 2: in step 20 only */
     CUstream s = prog_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x, y, r;
@@ -453,6 +479,8 @@ int main(int argc, char **argv) {
         prefixes(steps, !strcmp(mode, "prefixes-six"));
     else if (!strcmp(mode, "copies"))
         copies(steps);
+    else if (!strcmp(mode, "pauses"))
+        pauses(steps);
     else if (!strcmp(mode, "tail"))
         tail(steps, argc > 3 ? atoi(argv[3]) : 0);
     else if (!strcmp(mode, "slowstretch"))

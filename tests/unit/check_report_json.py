@@ -41,7 +41,8 @@ DIV_LABELS = {"a different kernel came": "kernel", "launch config differed": "co
 FLUSH_LABELS = {"call on the same stream": "stream_call", "device-wide call": "all_call",
                 "legacy default stream order": "legacy_order", "deadline passed": "deadline",
                 "sequence full (ENCORE_MAX_SEQUENCE)": "sequence_full", "program began a capture": "capture",
-                "launch without parameter info": "opaque_launch", "process exit": "exit"}
+                "launch without parameter info": "opaque_launch", "process exit": "exit",
+                "a graph's end where the host paused": "pause"}
 CALL_LABELS = {"pass (straight through)": "pass", "launch": "launch", "flush-stream": "flush_stream",
                "flush-all": "flush_all"}
 TOP_LABELS = {"kernel launches seen": "launches_seen", "replayed through graphs": "launches_replayed",

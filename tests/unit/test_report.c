@@ -711,7 +711,7 @@ int main(int argc, char **argv)
             "\"graph_launches\":50000,", "\"graphs_evicted\":3,", "\"capture_failures\":1,", "\"divergences\":310,",
             "\"divergences_by_kind\":{\"kernel\":290,\"config\":7,\"args\":11,\"short\":2}",
             "\"flushes\":{\"stream_call\":4000,\"all_call\":77,\"legacy_order\":0,\"deadline\":9,\"sequence_full\":0,"
-            "\"capture\":0,\"opaque_launch\":0,\"exit\":1}",
+            "\"capture\":0,\"opaque_launch\":0,\"exit\":1,\"pause\":0}",
             "\"calls\":{\"pass\":5000,\"launch\":1234567,\"flush_stream\":4321,\"flush_all\":77}",
             "\"disabled\":0,",
             "\"top_sequences\":[{\"seq\":101,\"length\":24,\"hits\":10000,\"saved\":230000,"
