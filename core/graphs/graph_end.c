@@ -27,7 +27,7 @@
  * nothing is held): active / passive 1.064 [1.001, 1.197] with it, 1.003
  * [0.980, 1.115] without, in the same processes.
  *
- * Pauses (ENCORE_PAUSE_END, on). The host may pause inside what encore
+ * Pauses (ENCORE_PAUSE_END, a trial, off). The host may pause inside what encore
  * holds: a decoding step's cache update or sampling in Python, hundreds of
  * microseconds between two launches. Before, the flush deadline released the
  * held launches one by one after 200 us, the sequence went on after the
@@ -46,7 +46,11 @@
  * guess is right when the next work on the stream comes a quarter of the
  * flush deadline later or more, or a call comes first (+1, up to 4), wrong
  * when work comes sooner (-4, and a place that falls below -8 is forgotten);
- * each deadline that cuts a hold there again gives a point back. */
+ * each deadline that cuts a hold there again gives a point back. Off: on the
+ * H200 (call 89) it took generate's launches held for nothing to 0.08-0.28 s
+ * a process and moved no wall time (0.990 [0.964, 1.022] off / on): the GPU
+ * has time to spare there, so the held launches delayed nothing it waited
+ * for (docs/bench/2026-11-29-h200-pause-ends.md). */
 #include <string.h>
 
 #include "base/log.h"
