@@ -95,7 +95,7 @@
  *   pauses     a decoding loop (Hugging Face generate on the H200, call 88): a
  *              step of 48 kernels whose arguments change every step (the
  *              caching allocator moves every activation each token: patched
- *              graphs), with the host busy for 1 ms after the 13th and the
+ *              graphs), with the host busy for 2 ms after the 13th and the
  *              37th (the cache update, the logits' processing), then the
  *              result read back. Held across a pause, launches wait out the
  *              flush deadline and the GPU idles.
@@ -389,7 +389,7 @@ static void pauses(int steps) {
     prog_hot_buffers(&k, s, N, &x, &y, &r);
     for (int it = 0; it < steps; it++) {
         for (uint32_t j = 0; j < 48; j++) {
-            if (j == 13 || j == 37) usleep(1000);
+            if (j == 13 || j == 37) usleep(2000);
             if (j % 4 == 0)
                 k_add(&k, s, y, x, N);
             else
