@@ -97,6 +97,13 @@ static const char *resolve_optional(PFN_cuGetProcAddress_v12000 gpa) {
     ENC_RESOLVE(memsetD8Async, "cuMemsetD8Async", 3020);
     ENC_RESOLVE(memsetD16Async, "cuMemsetD16Async", 3020);
     ENC_RESOLVE(memsetD32Async, "cuMemsetD32Async", 3020);
+    ENC_RESOLVE(moduleLoadData, "cuModuleLoadData", 2000);
+    ENC_RESOLVE(moduleGetFunction, "cuModuleGetFunction", 2000);
+    ENC_RESOLVE(memHostAlloc, "cuMemHostAlloc", 2020);
+    ENC_RESOLVE(memHostGetDevicePointer, "cuMemHostGetDevicePointer", 3020);
+    ENC_RESOLVE(memFreeHost, "cuMemFreeHost", 2000);
+    ENC_RESOLVE(memAlloc, "cuMemAlloc", 3020);
+    ENC_RESOLVE(streamSynchronize, "cuStreamSynchronize", 2000);
     return missing;
 }
 

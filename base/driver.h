@@ -76,6 +76,14 @@ typedef struct enc_driver {
     PFN_cuMemsetD8Async_v3020 memsetD8Async;
     PFN_cuMemsetD16Async_v3020 memsetD16Async;
     PFN_cuMemsetD32Async_v3020 memsetD32Async;
+    /* optional: device-side patches (ENCORE_DEVICE_PATCH, core/graphs/devpatch.c; without them, host patches) */
+    PFN_cuModuleLoadData_v2000 moduleLoadData;
+    PFN_cuModuleGetFunction_v2000 moduleGetFunction;
+    PFN_cuMemHostAlloc_v2020 memHostAlloc;
+    PFN_cuMemHostGetDevicePointer_v3020 memHostGetDevicePointer;
+    PFN_cuMemFreeHost_v2000 memFreeHost;
+    PFN_cuMemAlloc_v3020 memAlloc;
+    PFN_cuStreamSynchronize_v2000 streamSynchronize;
 } enc_driver;
 
 extern enc_driver enc_drv;

@@ -20,6 +20,7 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
+#include "core/graphs/devpatch.h"
 #include "core/graphs/graphs.h"
 #include "core/graphs/issue.h"
 #include "core/graphs/layout.h"
@@ -279,6 +280,7 @@ void enc_learn_context_gone(CUcontext ctx) {
     for (int i = 0; i < npriv; i++)
         if (priv[i].ctx == ctx) priv[i--] = priv[--npriv]; /* destroyed with its context (NULL: none named) */
     pthread_mutex_unlock(&priv_mu);
+    enc_devpatch_context_gone(ctx);
 }
 CUstream enc_learn_capture_stream(CUcontext ctx) { return private_stream(ctx); }
 
@@ -315,14 +317,17 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
         /* Event nodes name the placeholder in the graph and the program's events in its exec: the
          * program may destroy its events, and the driver patches no record node whose event is gone. */
         CUevent ph = enc_graph_has_event_op(g) && enc_op_events_patchable() ? placeholder_event(st->ctx) : NULL;
+        /* ENCORE_DEVICE_PATCH: the updater first, the launches device-updatable (devpatch.c) */
+        enc_devgraph *dev = priv && enc_devpatch_wanted(g, st->ctx) ? enc_devpatch_new(g, st->ctx) : NULL;
         if (!priv) {
             what = "creating encore's capture stream";
             r = CUDA_ERROR_UNKNOWN;
         }
         if (!what && (r = enc_drv.streamBeginCapture(priv, CU_STREAM_CAPTURE_MODE_RELAXED)) != CUDA_SUCCESS)
             what = "cuStreamBeginCapture";
+        if (!what && dev) r = enc_devpatch_capture(dev, g, priv);
         if (!what) {
-            for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++)
+            for (uint32_t i = 0; !dev && i < g->len && r == CUDA_SUCCESS; i++)
                 r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1, ph)
                                         : enc_stream_issue_rec(&g->recs[i], g->arena, priv);
             CUresult re = enc_drv.streamEndCapture(priv, &cg);
@@ -339,10 +344,17 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
             what = "cuGraphInstantiate";
             g->exec = NULL;
         }
-        if (!what && enc_opt.patch && (g->knodes = chain_nodes(cg, g->recs, g->arena, g->len)) != NULL) {
+        if (!what && dev) { /* patched through its ring: knodes only say it is patchable */
+            if ((g->knodes = calloc(g->len, sizeof *g->knodes)) != NULL) {
+                for (uint32_t i = 0; i < g->len; i++) g->knodes[i].func = g->recs[i].f;
+                g->dev = dev;
+                dev = NULL;
+            }
+        } else if (!what && enc_opt.patch && (g->knodes = chain_nodes(cg, g->recs, g->arena, g->len)) != NULL) {
             g->graph = cg; /* kept: its node handles name the nodes to patch */
             cg = NULL;
         }
+        if (dev) enc_devpatch_free(dev, 1);
         if (!what && ph && (what = enc_graph_name_events(g, ph)) != NULL) r = CUDA_ERROR_UNKNOWN;
         if (cg) enc_drv.graphDestroy(cg);
         enc_stream_leave_ctx(pushed);

@@ -19,6 +19,7 @@
 
 #include "base/driver.h"
 #include "base/log.h"
+#include "core/graphs/devpatch.h"
 #include "core/graphs/graphs.h"
 #include "core/graphs/issue.h"
 #include "core/graphs/layout.h"
@@ -190,6 +191,34 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
     return r;
 }
 
+/* The same into slot s of g's ring (ENCORE_DEVICE_PATCH, devpatch.c): the updater applies them on the GPU when
+ * the graph runs. g's records are brought up to date only once the launch went out (patched_dev). */
+static CUresult patch_dev(const enc_stream_state *st, const enc_graph *g, enc_dev_slot *s, uint32_t *written,
+                          int *grid) {
+    const enc_seq *seq = &st->seq;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const enc_rec *h = &seq->recs[i];
+        int k = enc_devpatch_add(g->dev, s, i, h, seq->arena, &g->recs[i], g->arena);
+        if (k < 0) return CUDA_ERROR_INVALID_VALUE; /* the slot is sized for every record: it cannot happen */
+        if (k == 0) continue;
+        (*written)++;
+        if (memcmp(g->recs[i].grid, h->grid, sizeof h->grid)) (*grid)++;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The device-patched launch went out: g's records take the held launches' arguments and grids. */
+static void patched_dev(const enc_stream_state *st, enc_graph *g) {
+    const enc_seq *seq = &st->seq;
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const enc_rec *h = &seq->recs[i];
+        memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
+        memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
+        g->recs[i].afp = h->afp;
+    }
+    g->args_key = enc_args_key(g->recs, g->len);
+}
+
 /* ---- issuing what is held -------------------------------------------------------------- */
 
 /* Replay g for the held launches, patching their changed arguments into it
@@ -205,9 +234,18 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     int op_failed = 0, grid = 0;
     uint32_t written = 0;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
-    CUresult r = patch ? patch_nodes(st, g, &op_failed, &written, &grid) : CUDA_SUCCESS;
+    enc_dev_slot *slot = NULL;
+    if (g->dev && !(slot = enc_devpatch_slot(g->dev))) { /* the GPU has not taken its slot yet: eagerly */
+        enc_stream_end_issue(st, pushed, side);
+        ENC_TSTAT_ADD(device_ring_full, 1);
+        return 0;
+    }
+    CUresult r = !patch ? CUDA_SUCCESS
+                 : slot ? patch_dev(st, g, slot, &written, &grid)
+                        : patch_nodes(st, g, &op_failed, &written, &grid);
     if (written) { /* those before a refusal were written too */
         ENC_TSTAT_ADD(nodes_patched, written);
+        if (slot) ENC_TSTAT_ADD(nodes_patched_on_device, written);
         if (grid) ENC_TSTAT_ADD(grids_patched, (uint64_t)grid);
         ENC_TSTAT_ADD(patch_ns, enc_now_ns() - t0);
     }
@@ -221,7 +259,12 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         return 0;
     }
     enc_nvtx_replay(g->id, st->seq.n);
+    if (slot) enc_devpatch_launching(slot);
     r = AUDITED(enc_drv.graphLaunch(g->exec, s));
+    if (slot) {
+        enc_devpatch_launched(g->dev, slot, r == CUDA_SUCCESS);
+        if (r == CUDA_SUCCESS && written) patched_dev(st, g);
+    }
     enc_nvtx_end();
     enc_stream_end_issue(st, pushed, side);
     if (r != CUDA_SUCCESS) {

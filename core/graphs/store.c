@@ -19,6 +19,7 @@
 
 #include "base/driver.h"
 #include "base/guard.h"
+#include "core/graphs/devpatch.h"
 #include "core/graphs/graphs.h"
 #include "core/graphs/issue.h"
 #include "core/graphs/layout.h"
@@ -127,12 +128,14 @@ uint32_t enc_store_insert(enc_store *s, const enc_rec *recs, uint32_t n) {
 /* ---- graphs ----------------------------------------------------------------------- */
 
 void enc_graph_free(enc_graph *g) {
-    if (!enc_prog_capture_defer_destroy(g->exec, g->graph, g->ctx)) { /* not while the program captures */
+    int deferred = enc_prog_capture_defer_destroy(g->exec, g->graph, g->ctx);
+    if (!deferred) { /* not while the program captures */
         ENC_GUARDED {
             if (g->exec) enc_drv.graphExecDestroy(g->exec); /* an in-flight launch completes first */
             if (g->graph) enc_drv.graphDestroy(g->graph);
         }
     }
+    if (g->dev) ENC_GUARDED enc_devpatch_free(g->dev, !deferred); /* a deferred one's ring is left */
     free(g->knodes);
     free(g->recs);
     free(g->arena);

@@ -62,6 +62,8 @@
     X(graph_launches,            "  graph launches (replays)",                      ENC_NO_WHOLE,              "replays") \
     X(graph_launches_patched,    "    with arguments patched in",                   ENC_NO_WHOLE,              "of those, with changed arguments patched into the graph first") \
     X(nodes_patched,             "      nodes patched",                             ENC_NO_WHOLE,              "nodes those patches wrote (patches per patched replay: / the above)") \
+    X(nodes_patched_on_device,   "      of them on the GPU (ENCORE_DEVICE_PATCH)",   ENC_WHOLE(nodes_patched),  "of those nodes, patched by the graph's updater kernel on the GPU (core/graphs/devpatch.c)") \
+    X(device_ring_full,          NULL,                                              ENC_NO_WHOLE,              "replays that went out eagerly instead: the GPU had not taken the graph's slot yet (ENCORE_DEVICE_PATCH)") \
     X(grids_patched,             "      of them given another grid",                ENC_WHOLE(nodes_patched),  "of those nodes, kernel nodes given another grid (four times an argument patch's cost on an H200)") \
     X(patch_ns,                  NULL,                                              ENC_NO_WHOLE,              "of replay_ns, the time writing those patches (a node's: / nodes_patched)") \
     X(graph_structures,          "  structures with graphs",                        ENC_NO_WHOLE,              "places (structures) that got a first graph: graphs per structure")

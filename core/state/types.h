@@ -173,10 +173,11 @@ typedef struct enc_graph {
     unsigned char *arena;
     CUgraphExec exec;
     CUcontext ctx; /* its stream's, at the capture: the graph goes with that context */
-    /* For patching: the captured graph (kept: node handles are its) and its
-     * kernel node for each launch, in order; NULL when not patchable. */
+    /* For patching: the captured graph (kept: node handles are its), its kernel node for each launch, in
+     * order (NULL when not patchable), and its ring when patched from the device (ENCORE_DEVICE_PATCH) */
     CUgraph graph;
     enc_graph_node *knodes;
+    struct enc_devgraph *dev;
     uint64_t args_key; /* enc_args_key of recs: kept when a patch changes them */
     uint64_t hits;
     uint64_t last_used; /* captured or last replayed (enc_now_ns: one clock for every stream) */
@@ -187,10 +188,9 @@ typedef struct enc_graph {
     struct enc_graph *next_at_node;
 } enc_graph;
 
-/* All of a sequence's argument fingerprints as one value: a graph whose key
- * differs from the held launches' cannot equal them, and is passed over
- * without reading its records (a ring of buffers leaves one graph per buffer
- * set at the same place). */
+/* All of a sequence's argument fingerprints as one value: a graph whose key differs from the held launches'
+ * cannot equal them, and is passed over without reading its records (a ring of buffers leaves one graph per
+ * buffer set at the same place). */
 static inline uint64_t enc_args_key(const enc_rec *recs, uint32_t n) {
     uint64_t h = n;
     for (uint32_t i = 0; i < n; i++) h = (h ^ recs[i].afp) * 0x9e3779b97f4a7c15ull;

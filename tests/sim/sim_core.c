@@ -26,6 +26,7 @@
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int g_initialized;
 atomic_ullong g_stat_kernels, g_stat_graph_launches, g_stat_graph_kernels, g_stat_graph_launches_small;
+static atomic_ullong g_stat_updater_kernels; /* encore's updater kernel (sim_graph.c): not the program's */
 atomic_ullong g_stat_faults, g_stat_prio_kernels;
 atomic_llong g_stat_prio_sum, g_stat_execs_live;
 atomic_ullong g_stat_apw_kernels, g_stat_apw_bytes, g_stat_domain_kernels;
@@ -196,7 +197,9 @@ static void stats_at_exit(void) {
             (unsigned long long)atomic_load(&g_stat_kernels),
             (unsigned long long)atomic_load(&g_stat_graph_launches),
             (unsigned long long)atomic_load(&g_stat_graph_kernels));
-    fprintf(stderr, "simcuda: graph_launches_small=%llu\n", (unsigned long long)atomic_load(&g_stat_graph_launches_small));
+    fprintf(stderr, "simcuda: graph_launches_small=%llu updater_kernels=%llu\n",
+            (unsigned long long)atomic_load(&g_stat_graph_launches_small),
+            (unsigned long long)atomic_load(&g_stat_updater_kernels));
     fprintf(stderr, "simcuda: faults=%llu priority_kernels=%llu priority_sum=%lld graph_execs_live=%lld\n",
             (unsigned long long)atomic_load(&g_stat_faults),
             (unsigned long long)atomic_load(&g_stat_prio_kernels), (long long)atomic_load(&g_stat_prio_sum),
@@ -1973,6 +1976,10 @@ void sim_work_run(sim_work *w, sim_stream *s, bool in_graph, int prio) {
     switch (w->kind) {
     case W_KERNEL:
         sim_kcall_run(&w->u.k);
+        if (sim_kcall_is_updater(&w->u.k)) { /* encore's own, not the program's: counted apart */
+            atomic_fetch_add(&g_stat_updater_kernels, 1);
+            break;
+        }
         atomic_fetch_add(&g_stat_kernels, 1);
         if (in_graph) atomic_fetch_add(&g_stat_graph_kernels, 1);
         if (prio) {

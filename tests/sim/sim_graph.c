@@ -8,6 +8,8 @@
  * that runs a snapshot of the executable graph's nodes in a topological order
  * (a random one while jitter is on, so that a missing edge shows up). */
 #include "sim_internal.h"
+#include "simkernel.h"
+#include "../../core/graphs/devslot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@ struct sim_exec {
 
 struct sim_gsnap {
     bool node_prio;
+    CUgraphExec exec; /* the executable graph it was launched from (device-side updates reach it too) */
     int n;
     sim_work *works;
     int *dstart, *didx, *order;
@@ -1061,11 +1064,70 @@ fail:
  * the priority of the stream the graph is launched into. Its access-policy
  * window and memory-sync domain are its own (captured with it), never the
  * launch stream's. After a fault the rest does not run. */
+static __thread sim_gsnap *t_running; /* the graph this worker runs a node of */
+
 static void node_run(sim_gsnap *g, int i, sim_stream *s) {
     sim_work *w = &g->works[i];
     if (sim_ctx_sticky(s->ctx)) return;
     int prio = w->kind == W_KERNEL && g->node_prio && w->u.k.prio_set ? w->u.k.prio : s->priority;
+    t_running = g;
     sim_work_run(w, s, true, prio);
+    t_running = NULL;
+}
+
+/* encore's updater kernel (core/graphs/updater.cu, ENCORE_DEVICE_PATCH), as the simulator runs it: a cubin
+ * naming encore_updater loads as this library's own kernel (sim_module.c). The same work as the CUDA one:
+ * its launch's slot of the ring, each update applied to this graph's node, the slot marked done, the count
+ * of its launches bumped. */
+static void encore_updater_body(const simcuda_dims *d, void **args) {
+    (void)d;
+    unsigned char *ring = *(unsigned char **)args[0];
+    uint32_t mask = *(uint32_t *)args[1], bytes = *(uint32_t *)args[2];
+    uint32_t *counter = *(uint32_t **)args[3];
+    enc_dev_slot *s = (enc_dev_slot *)(ring + (size_t)(*counter & mask) * bytes);
+    for (uint32_t i = 0; i < s->n && i < ENC_DEV_UPDATER_THREADS; i++) {
+        const enc_dev_update *u = &s->u[i];
+        int rc = u->kind == ENC_DEV_PARAM
+                     ? sim_devnode_apply(u->node, u->offset, u->size, (unsigned char *)s + u->value_off, NULL)
+                     : sim_devnode_apply(u->node, 0, 0, NULL, u->grid);
+        if (rc && !s->rc) s->rc = rc;
+    }
+    *counter += 1; /* the count first, as the CUDA updater does */
+    atomic_thread_fence(memory_order_seq_cst);
+    s->done = 1;
+}
+SIMCUDA_KERNEL(encore_updater, encore_updater_body, sizeof(void *), sizeof(uint32_t), sizeof(uint32_t), sizeof(void *));
+
+bool sim_kcall_is_updater(const sim_kcall *k) { return k->func && k->func->desc == &simcuda_kernel_encore_updater; }
+
+static _Atomic uint64_t g_devnodes;
+uint64_t sim_devnode_new(void) { return 0x5e0000000ull + atomic_fetch_add(&g_devnodes, 1) + 1; }
+
+static int devnode_change(sim_kcall *k, uint32_t offset, uint32_t size, const void *value, const unsigned grid[3]) {
+    if (!value) {
+        if (!grid[0] || !grid[1] || !grid[2]) return 1; /* cudaErrorInvalidValue */
+        memcpy(k->dims.grid, grid, sizeof k->dims.grid);
+        return 0;
+    }
+    if ((size_t)offset + size > k->argsize) return 1;
+    memcpy(k->argbuf + offset, value, size);
+    return 0;
+}
+
+int sim_devnode_apply(uint64_t node, uint32_t offset, uint32_t size, const void *value, const unsigned grid[3]) {
+    sim_gsnap *g = t_running;
+    if (!g || !node) return 1;
+    int i = 0;
+    while (i < g->n && !(g->works[i].kind == W_KERNEL && g->works[i].u.k.dev_node == node)) i++;
+    if (i == g->n) return 1;
+    int rc = devnode_change(&g->works[i].u.k, offset, size, value, grid);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_mu); /* the executable graph's later launches keep it */
+    sim_exec *e = exec_get(g->exec);
+    if (e && i < e->n && e->works[i].kind == W_KERNEL && e->works[i].u.k.dev_node == node)
+        devnode_change(&e->works[i].u.k, offset, size, value, grid);
+    pthread_mutex_unlock(&g_mu);
+    return 0;
 }
 
 void sim_gsnap_run(sim_gsnap *g, sim_stream *s) {
@@ -1152,6 +1214,7 @@ static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptds) {
     }
     sim_work w = {.kind = W_GRAPH};
     w.u.graph.snap = snapshot(e);
+    if (w.u.graph.snap) w.u.graph.snap->exec = he;
     if (!w.u.graph.snap) {
         pthread_mutex_unlock(&g_mu);
         return CUDA_ERROR_OUT_OF_MEMORY;

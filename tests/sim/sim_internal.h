@@ -78,6 +78,9 @@ typedef struct sim_kcall {
     /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION given: captured
      * after a kernel node, the edge from it is programmatic */
     bool programmatic;
+    /* CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE given under capture: the node's device handle
+     * (0: none); an updater kernel in the same graph may change the node (sim_graph.c sim_devnode_apply) */
+    uint64_t dev_node;
 } sim_kcall;
 
 typedef struct sim_work {
@@ -309,6 +312,14 @@ struct sim_graph {
     int nnodes, capnodes;
 };
 void sim_gsnap_run(sim_gsnap *g, sim_stream *s);
+/* Device-side graph updates (CUDA 12.4+), from a kernel of the graph being run on this worker: the node
+ * `node` (a device handle) of that graph, in this launch and the executable graph's later ones, takes `size`
+ * bytes at `offset` of its parameters (value) or, value NULL, the grid. 0, or a cudaError_t. */
+int sim_devnode_apply(uint64_t node, uint32_t offset, uint32_t size, const void *value, const unsigned grid[3]);
+/* A new device handle for a device-updatable node being captured. */
+uint64_t sim_devnode_new(void);
+/* Is k encore's updater kernel (run by the simulator itself: sim_graph.c)? */
+bool sim_kcall_is_updater(const sim_kcall *k);
 void sim_gsnap_free(sim_gsnap *g);
 /* a primary-context reset: ends the captures of the context's streams and
  * destroys its executable graphs (g_mu held for the first) */

@@ -3,6 +3,7 @@
  * A module image is the text "simcuda:<path>"; <path> names a shared object
  * holding kernels (see simkernel.h), or is empty for the main program. The
  * function "name" is the exported descriptor simcuda_kernel_<name>. */
+#define _GNU_SOURCE
 #include "sim_internal.h"
 
 #include <dlfcn.h>
@@ -111,11 +112,31 @@ static CUresult mod_load_path(sim_module **out, const char *path) {
     return CUDA_SUCCESS;
 }
 
+/* encore's updater kernel (core/graphs/updater.cu, ENCORE_DEVICE_PATCH): a real cubin, an ELF image that
+ * names encore_updater. The simulator runs it from its own kernel (encore_updater_body below): the path of
+ * this library itself, whose descriptor simcuda_kernel_encore_updater is. NULL for any other image. */
+static const char *updater_image_path(const void *image) {
+    const unsigned char *b = image;
+    if (!b || memcmp(b, "\x7f" "ELF", 4) != 0 || b[4] != 2) return NULL; /* ELF64 */
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, b + 0x28, sizeof shoff);
+    memcpy(&shentsize, b + 0x3A, sizeof shentsize);
+    memcpy(&shnum, b + 0x3C, sizeof shnum);
+    size_t n = (size_t)(shoff + (uint64_t)shentsize * shnum);
+    static const char name[] = "encore_updater";
+    if (n > (64u << 20) || !memmem(b, n, name, sizeof name - 1)) return NULL;
+    static Dl_info self;
+    if (!self.dli_fname && !dladdr((void *)updater_image_path, &self)) return NULL;
+    return self.dli_fname;
+}
+
 static CUresult mod_load_image(CUmodule *pm, const void *image) {
     CUresult rc = sim_require_ctx(NULL);
     if (rc) return rc;
     if (!pm || !image) return CUDA_ERROR_INVALID_VALUE;
-    const char *path = image_path(image);
+    const char *path = updater_image_path(image);
+    if (!path) path = image_path(image);
     if (!path) return CUDA_ERROR_INVALID_IMAGE;
     sim_module *m;
     if ((rc = mod_load_path(&m, path))) return rc;
@@ -667,6 +688,21 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
             w.u.k.sync_domain = (int)attrs[i].value.memSyncDomain;
         } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
             w.u.k.programmatic = attrs[i].value.programmaticStreamSerializationAllowed != 0;
+        } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE &&
+                   attrs[i].value.deviceUpdatableKernelNode.deviceUpdatable) {
+            /* graphs only: under capture the node gets a device handle, written back into the caller's
+             * attribute (an H200, driver 13.0: tests/bench/devupdate_driver_probe.c); outside a capture
+             * refused (not probed on a GPU) */
+            pthread_mutex_lock(&g_mu);
+            bool capturing = s->cap != NULL;
+            pthread_mutex_unlock(&g_mu);
+            if (!capturing) {
+                sim_work_release(&w);
+                return CUDA_ERROR_INVALID_VALUE;
+            }
+            w.u.k.dev_node = sim_devnode_new();
+            ((CUlaunchAttribute *)attrs)[i].value.deviceUpdatableKernelNode.devNode =
+                (CUgraphDeviceNode)(uintptr_t)w.u.k.dev_node;
         } else if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
             /* the kernel sees its cluster's shape (%cluster_nctarank on a GPU) */
             w.u.k.dims.cluster[0] = attrs[i].value.clusterDim.x;

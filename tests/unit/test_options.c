@@ -99,6 +99,7 @@ static const struct good goods[] = {
     {"ENCORE_SELF_CHECK_AFTER", "250ms", 250000, NULL},
     {"ENCORE_GRAPH_END", "1", 1, NULL},
     {"ENCORE_PAUSE_END", "on", 1, NULL},
+    {"ENCORE_DEVICE_PATCH", "1", 1, NULL},
     {"ENCORE_CUT_BACKOFF", "1", 1, NULL},
     {"ENCORE_EVENT_NODES", "off", 0, NULL},
     {"ENCORE_TRIAL", "ENCORE_HOLD_RAMP=1", 0, "ENCORE_HOLD_RAMP=1"},
@@ -138,6 +139,7 @@ static const struct bad bads[] = {
     {"ENCORE_HOLD_RULE", "maybe", "ENCORE_HOLD_RULE=maybe is not a valid boolean"},
     {"ENCORE_GRAPH_END", "later", "ENCORE_GRAPH_END=later is not a valid boolean"},
     {"ENCORE_PAUSE_END", "soon", "ENCORE_PAUSE_END=soon is not a valid boolean"},
+    {"ENCORE_DEVICE_PATCH", "gpu", "ENCORE_DEVICE_PATCH=gpu is not a valid boolean"},
     {"ENCORE_CUT_BACKOFF", "2", "ENCORE_CUT_BACKOFF=2 is out of range (0..1)"},
     {"ENCORE_EVENT_NODES", "some", "ENCORE_EVENT_NODES=some is not a valid boolean"},
     {"ENCORE_SELF_CHECK", "3", "ENCORE_SELF_CHECK=3 is out of range (0..2)"},
@@ -160,7 +162,7 @@ int main(int argc, char **argv)
     th_init(argc, argv);
 
     TEST("options: table has a row per enc_options field, defaults parse silently") {
-        EXPECT_EQ_INT(enc_option_count, 29);
+        EXPECT_EQ_INT(enc_option_count, 30);
         const char *out = parse_with(NULL);
         EXPECT_STR_EQ(out, "");
         EXPECT_EQ_INT(enc_opt.enabled, 1);

@@ -1,0 +1,46 @@
+/* encore: device-side patches (ENCORE_DEVICE_PATCH, a trial, off: devpatch.c). */
+#ifndef ENCORE_DEVPATCH_H
+#define ENCORE_DEVPATCH_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/graphs/devslot.h"
+#include "core/state/stream_state.h"
+
+/* A device-patched graph's own: its ring of slots and the node handles its updates name. */
+typedef struct enc_devgraph {
+    unsigned char *ring;       /* page-locked, mapped */
+    CUdeviceptr ring_d;        /* the same, as the device sees it */
+    uint32_t slot_bytes, mask; /* slots: mask + 1 (a power of two) */
+    int ctx_slot, counter;     /* its context's entry, and its counter there */
+    uint64_t *launched;        /* the host's count of the counter's launches (in the context's entry) */
+    CUgraphDeviceNode nodes[]; /* one a record (NULL: a node not updated from the device) */
+} enc_devgraph;
+
+/* Whether g (its records, before capture) is to be captured device-patched on ctx: the option, patching, only
+ * kernel launches without attributes, at most ENC_DEV_UPDATER_THREADS of them, and the updater loaded there. */
+int enc_devpatch_wanted(const enc_graph *g, CUcontext ctx);
+/* Its ring and counter (before the capture), or NULL (then it is captured as any other). */
+enc_devgraph *enc_devpatch_new(const enc_graph *g, CUcontext ctx);
+/* During the capture on `s`: the updater first, then each record with the device-updatable attribute. */
+CUresult enc_devpatch_capture(enc_devgraph *d, const enc_graph *g, CUstream s);
+/* `ring`: free its ring too (not while a launch of its graph may still run: a destroy the program's capture
+ * deferred). */
+void enc_devpatch_free(enc_devgraph *d, int ring);
+/* ctx was destroyed: its updater, counters and rings went with it (its graphs are dropped). */
+void enc_devpatch_context_gone(CUcontext ctx);
+
+/* A replay: the next slot, or NULL when the GPU has not taken it yet (the held launches go out eagerly). */
+enc_dev_slot *enc_devpatch_slot(enc_devgraph *d);
+/* Add to slot s the updates that make g's node i (its record `was`, of was_arena) held launch h (of arena): the
+ * argument bytes from the first that differs to the last, and the grid if it differs. Returns the updates added
+ * (0, 1 or 2), or -1 if the slot has no room left (it cannot happen: new sizes the slot for every record). */
+int enc_devpatch_add(const enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
+                     const enc_rec *was, const unsigned char *was_arena);
+/* Before the graph launch (the slot is the GPU's from now), and after it: `ok` the launch went out. */
+void enc_devpatch_launching(enc_dev_slot *s);
+void enc_devpatch_launched(enc_devgraph *d, enc_dev_slot *s, int ok);
+
+#endif
