@@ -140,7 +140,10 @@ enc_devgraph *enc_devpatch_new(const enc_graph *g, CUcontext ctx) {
     size_t slot = align8(sizeof(enc_dev_slot) + 2 * g->len * sizeof(enc_dev_update) + values);
     if (slot > UINT32_MAX / DEV_SLOTS) return NULL;
     enc_devgraph *d = calloc(1, sizeof *d + g->len * sizeof d->nodes[0]);
-    if (!d) return NULL;
+    if (!d || !(d->dirty = calloc(g->len, 1))) {
+        free(d);
+        return NULL;
+    }
     d->slot_bytes = (uint32_t)slot;
     d->mask = DEV_SLOTS - 1;
     d->counter = -1;
@@ -189,6 +192,7 @@ void enc_devpatch_free(enc_devgraph *d, int ring) {
         ctxs[d->ctx_slot].used[d->counter] = 0; /* its count goes on with the next graph that takes it */
         pthread_mutex_unlock(&dev_mu);
     }
+    free(d->dirty);
     free(d);
 }
 
@@ -237,34 +241,30 @@ enc_dev_slot *enc_devpatch_slot(enc_devgraph *d) {
     return s;
 }
 
-int enc_devpatch_add(const enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
+#define DEV_DIRTY_ARGS 1
+#define DEV_DIRTY_GRID 2
+
+int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena) {
-    const unsigned char *a = arena + h->arg_off, *b = was_arena + was->arg_off;
-    uint32_t n = h->L->argbytes, lo = 0, hi = n;
-    while (lo < n && a[lo] == b[lo]) lo++;
-    while (hi > lo && a[hi - 1] == b[hi - 1]) hi--;
+    uint32_t n = h->L->argbytes;
+    int args = n && memcmp(arena + h->arg_off, was_arena + was->arg_off, n) != 0;
     int grid = memcmp(h->grid, was->grid, sizeof h->grid) != 0;
-    int added = 0;
-    if (hi > lo) { /* the bytes go below the last ones, from the slot's end down */
-        uint32_t at = (s->values - (hi - lo)) & ~7u;
+    d->dirty[i] |= (uint8_t)((args ? DEV_DIRTY_ARGS : 0) | (grid ? DEV_DIRTY_GRID : 0));
+    if ((d->dirty[i] & DEV_DIRTY_ARGS) && n) { /* the bytes go below the last ones, from the slot's end down */
+        uint32_t at = (s->values - n) & ~7u;
         if (at < sizeof(enc_dev_slot) + (s->n + 2) * sizeof(enc_dev_update)) return -1;
-        memcpy((unsigned char *)s + at, a + lo, hi - lo);
+        memcpy((unsigned char *)s + at, arena + h->arg_off, n);
         s->values = at;
-        s->u[s->n++] = (enc_dev_update){.node = (uint64_t)(uintptr_t)d->nodes[i],
-                                        .kind = ENC_DEV_PARAM,
-                                        .offset = lo,
-                                        .size = hi - lo,
-                                        .value_off = at};
-        added++;
+        s->u[s->n++] = (enc_dev_update){
+            .node = (uint64_t)(uintptr_t)d->nodes[i], .kind = ENC_DEV_PARAM, .offset = 0, .size = n, .value_off = at};
     }
-    if (grid) {
+    if (d->dirty[i] & DEV_DIRTY_GRID) {
         if (sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update) > s->values) return -1;
         s->u[s->n++] = (enc_dev_update){.node = (uint64_t)(uintptr_t)d->nodes[i],
                                         .kind = ENC_DEV_GRID,
                                         .grid = {h->grid[0], h->grid[1], h->grid[2]}};
-        added++;
     }
-    return added;
+    return args || grid;
 }
 
 void enc_devpatch_launching(enc_dev_slot *s) { __atomic_store_n(&s->done, 0, __ATOMIC_RELEASE); }

@@ -16,7 +16,8 @@ typedef struct enc_devgraph {
     uint32_t slot_bytes, mask; /* slots: mask + 1 (a power of two) */
     int ctx_slot, counter;     /* its context's entry, and its counter there */
     uint64_t *launched;        /* the host's count of the counter's launches (in the context's entry) */
-    CUgraphDeviceNode nodes[]; /* one a record (NULL: a node not updated from the device) */
+    uint8_t *dirty;            /* a record: DEV_DIRTY_ARGS, DEV_DIRTY_GRID once patched (then in every slot) */
+    CUgraphDeviceNode nodes[]; /* one a record */
 } enc_devgraph;
 
 /* Whether g (its records, before capture) is to be captured device-patched on ctx: the option, patching, only
@@ -34,10 +35,12 @@ void enc_devpatch_context_gone(CUcontext ctx);
 
 /* A replay: the next slot, or NULL when the GPU has not taken it yet (the held launches go out eagerly). */
 enc_dev_slot *enc_devpatch_slot(enc_devgraph *d);
-/* Add to slot s the updates that make g's node i (its record `was`, of was_arena) held launch h (of arena): the
- * argument bytes from the first that differs to the last, and the grid if it differs. Returns the updates added
- * (0, 1 or 2), or -1 if the slot has no room left (it cannot happen: new sizes the slot for every record). */
-int enc_devpatch_add(const enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
+/* Add to slot s what makes g's node i held launch h (of arena), where g's record is `was` (of was_arena): once a
+ * node was patched, every launch's slot carries its whole argument bytes (and its grid, once that was patched),
+ * so that each launch sets its nodes itself, whether a launch already queued sees an earlier launch's device
+ * updates or not (not probed). Returns 1 if h differs from `was` (a node patched), 0 if not, -1 if the slot has no
+ * room (it cannot happen: enc_devpatch_new sizes it for every record). */
+int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena);
 /* Before the graph launch (the slot is the GPU's from now), and after it: `ok` the launch went out. */
 void enc_devpatch_launching(enc_dev_slot *s);

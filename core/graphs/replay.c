@@ -191,7 +191,8 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
     return r;
 }
 
-/* The same into slot s of g's ring (ENCORE_DEVICE_PATCH, devpatch.c): the updater applies them on the GPU when
+/* The same into slot s of g's ring (ENCORE_DEVICE_PATCH, devpatch.c), at every replay of a device-patched graph,
+ * exact ones too (a node once patched is set by every launch's slot): the updater applies them on the GPU when
  * the graph runs. g's records are brought up to date only once the launch went out (patched_dev). */
 static CUresult patch_dev(const enc_stream_state *st, const enc_graph *g, enc_dev_slot *s, uint32_t *written,
                           int *grid) {
@@ -240,9 +241,9 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
         ENC_TSTAT_ADD(device_ring_full, 1);
         return 0;
     }
-    CUresult r = !patch ? CUDA_SUCCESS
-                 : slot ? patch_dev(st, g, slot, &written, &grid)
-                        : patch_nodes(st, g, &op_failed, &written, &grid);
+    CUresult r = slot    ? patch_dev(st, g, slot, &written, &grid)
+                 : patch ? patch_nodes(st, g, &op_failed, &written, &grid)
+                         : CUDA_SUCCESS;
     if (written) { /* those before a refusal were written too */
         ENC_TSTAT_ADD(nodes_patched, written);
         if (slot) ENC_TSTAT_ADD(nodes_patched_on_device, written);

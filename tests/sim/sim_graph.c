@@ -1066,9 +1066,30 @@ fail:
  * launch stream's. After a fault the rest does not run. */
 static __thread sim_gsnap *t_running; /* the graph this worker runs a node of */
 
+/* A device-updatable node runs with what its executable graph holds when it runs, not when the graph was
+ * launched: an update from the device (an updater kernel of an earlier launch, which the GPU ran after this
+ * launch was queued) holds for every later launch in the GPU's order. A host-side update reaches only the
+ * launches made after it (encore patches such nodes only from the device). Not probed on a GPU: with
+ * SIMCUDA_DEVNODE_AT_LAUNCH=1 a launch keeps what the graph held when it was launched (the other reading). */
+static void devnode_refresh(sim_gsnap *g, int i) {
+    static int at_launch = -1;
+    if (at_launch < 0) at_launch = sim_env_code("SIMCUDA_DEVNODE_AT_LAUNCH", 0) != 0;
+    if (at_launch) return;
+    sim_kcall *k = &g->works[i].u.k;
+    pthread_mutex_lock(&g_mu);
+    sim_exec *e = exec_get(g->exec);
+    if (e && i < e->n && e->works[i].kind == W_KERNEL && e->works[i].u.k.dev_node == k->dev_node &&
+        e->works[i].u.k.argsize == k->argsize) {
+        memcpy(k->argbuf, e->works[i].u.k.argbuf, k->argsize);
+        memcpy(k->dims.grid, e->works[i].u.k.dims.grid, sizeof k->dims.grid);
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
 static void node_run(sim_gsnap *g, int i, sim_stream *s) {
     sim_work *w = &g->works[i];
     if (sim_ctx_sticky(s->ctx)) return;
+    if (w->kind == W_KERNEL && w->u.k.dev_node) devnode_refresh(g, i);
     int prio = w->kind == W_KERNEL && g->node_prio && w->u.k.prio_set ? w->u.k.prio : s->priority;
     t_running = g;
     sim_work_run(w, s, true, prio);
