@@ -27,6 +27,7 @@
 #include "base/driver.h"
 #include "base/log.h"
 #include "core/graphs/devpatch.h"
+#include "core/graphs/issue.h"
 #include "core/state/gate.h"
 #include "policy/options.h"
 
@@ -203,24 +204,12 @@ CUresult enc_devpatch_capture(enc_devgraph *d, const enc_graph *g, CUstream s) {
     void *uargs[4] = {&d->ring_d, &mask, &bytes, &counter};
     CUresult r = AUDITED(enc_drv.launchKernel(c->fn, 1, 1, 1, ENC_DEV_UPDATER_THREADS, 1, 1, 0, s, uargs, NULL));
     for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++) {
-        const enc_rec *rec = &g->recs[i];
-        void *ptrs[ENC_MAX_PARAMS];
         CUlaunchAttribute at;
         memset(&at, 0, sizeof at);
         at.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
         at.value.deviceUpdatableKernelNode.deviceUpdatable = 1;
-        CUlaunchConfig cfg = {.gridDimX = rec->grid[0],
-                              .gridDimY = rec->grid[1],
-                              .gridDimZ = rec->grid[2],
-                              .blockDimX = rec->block[0],
-                              .blockDimY = rec->block[1],
-                              .blockDimZ = rec->block[2],
-                              .sharedMemBytes = rec->smem,
-                              .hStream = s,
-                              .attrs = &at,
-                              .numAttrs = 1};
-        r = AUDITED(enc_drv.launchKernelEx(&cfg, rec->f, enc_rec_params(rec, g->arena, ptrs), NULL));
-        d->nodes[i] = at.value.deviceUpdatableKernelNode.devNode; /* the driver writes the node's handle back */
+        r = enc_stream_issue_rec_with(&g->recs[i], g->arena, s, &at, 1); /* its own attributes: none (wanted) */
+        d->nodes[i] = at.value.deviceUpdatableKernelNode.devNode;        /* the driver writes the node's handle back */
         if (r == CUDA_SUCCESS && !d->nodes[i]) r = CUDA_ERROR_NOT_SUPPORTED;
     }
     return r;
@@ -241,16 +230,14 @@ enc_dev_slot *enc_devpatch_slot(enc_devgraph *d) {
     return s;
 }
 
-#define DEV_DIRTY_ARGS 1
-#define DEV_DIRTY_GRID 2
-
 int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena) {
     uint32_t n = h->L->argbytes;
     int args = n && memcmp(arena + h->arg_off, was_arena + was->arg_off, n) != 0;
     int grid = memcmp(h->grid, was->grid, sizeof h->grid) != 0;
-    d->dirty[i] |= (uint8_t)((args ? DEV_DIRTY_ARGS : 0) | (grid ? DEV_DIRTY_GRID : 0));
-    if ((d->dirty[i] & DEV_DIRTY_ARGS) && n) { /* the bytes go below the last ones, from the slot's end down */
+    int changed = (args ? ENC_DEV_CHANGED_ARGS : 0) | (grid ? ENC_DEV_CHANGED_GRID : 0);
+    d->dirty[i] |= (uint8_t)changed;
+    if ((d->dirty[i] & ENC_DEV_CHANGED_ARGS) && n) { /* the bytes go below the last ones, from the slot's end down */
         uint32_t at = (s->values - n) & ~7u;
         if (at < sizeof(enc_dev_slot) + (s->n + 2) * sizeof(enc_dev_update)) return -1;
         memcpy((unsigned char *)s + at, arena + h->arg_off, n);
@@ -258,13 +245,13 @@ int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec
         s->u[s->n++] = (enc_dev_update){
             .node = (uint64_t)(uintptr_t)d->nodes[i], .kind = ENC_DEV_PARAM, .offset = 0, .size = n, .value_off = at};
     }
-    if (d->dirty[i] & DEV_DIRTY_GRID) {
+    if (d->dirty[i] & ENC_DEV_CHANGED_GRID) {
         if (sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update) > s->values) return -1;
         s->u[s->n++] = (enc_dev_update){.node = (uint64_t)(uintptr_t)d->nodes[i],
                                         .kind = ENC_DEV_GRID,
                                         .grid = {h->grid[0], h->grid[1], h->grid[2]}};
     }
-    return args || grid;
+    return changed;
 }
 
 void enc_devpatch_launching(enc_dev_slot *s) { __atomic_store_n(&s->done, 0, __ATOMIC_RELEASE); }

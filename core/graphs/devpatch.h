@@ -16,7 +16,7 @@ typedef struct enc_devgraph {
     uint32_t slot_bytes, mask; /* slots: mask + 1 (a power of two) */
     int ctx_slot, counter;     /* its context's entry, and its counter there */
     uint64_t *launched;        /* the host's count of the counter's launches (in the context's entry) */
-    uint8_t *dirty;            /* a record: DEV_DIRTY_ARGS, DEV_DIRTY_GRID once patched (then in every slot) */
+    uint8_t *dirty;            /* a record: ENC_DEV_CHANGED_* once patched (then set by every slot) */
     CUgraphDeviceNode nodes[]; /* one a record */
 } enc_devgraph;
 
@@ -38,8 +38,10 @@ enc_dev_slot *enc_devpatch_slot(enc_devgraph *d);
 /* Add to slot s what makes g's node i held launch h (of arena), where g's record is `was` (of was_arena): once a
  * node was patched, every launch's slot carries its whole argument bytes (and its grid, once that was patched),
  * so that each launch sets its nodes itself, whether a launch already queued sees an earlier launch's device
- * updates or not (not probed). Returns 1 if h differs from `was` (a node patched), 0 if not, -1 if the slot has no
- * room (it cannot happen: enc_devpatch_new sizes it for every record). */
+ * updates or not (not probed). Returns what of h differs from `was` (ENC_DEV_CHANGED_ARGS, ENC_DEV_CHANGED_GRID;
+ * 0: nothing), or -1 if the slot has no room (it cannot happen: enc_devpatch_new sizes it for every record). */
+#define ENC_DEV_CHANGED_ARGS 1
+#define ENC_DEV_CHANGED_GRID 2
 int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena);
 /* Before the graph launch (the slot is the GPU's from now), and after it: `ok` the launch went out. */

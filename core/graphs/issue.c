@@ -10,6 +10,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "core/graphs/graphs.h"
+#include "core/graphs/issue.h"
 #include "core/graphs/nodes.h"
 #include "core/state/gate.h"
 
@@ -153,10 +154,16 @@ CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUst
     void *ptrs[ENC_MAX_PARAMS];
     const enc_layout *L = r->L;
     if (L->is_op) return enc_op_issue(r, arena, stream, 0, NULL);
-    void **params = enc_rec_params(r, arena, ptrs);
     if (r->nattrs == 0)
         return AUDITED(enc_drv.launchKernel(r->f, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
-                                            r->block[2], r->smem, stream, params, NULL));
+                                            r->block[2], r->smem, stream, enc_rec_params(r, arena, ptrs), NULL));
+    return enc_stream_issue_rec_with(r, arena, stream, (CUlaunchAttribute *)(void *)(arena + r->attr_off), r->nattrs);
+}
+
+CUresult enc_stream_issue_rec_with(const enc_rec *r, const unsigned char *arena, CUstream stream,
+                                   CUlaunchAttribute *attrs, unsigned nattrs) {
+    void *ptrs[ENC_MAX_PARAMS];
+    void **params = enc_rec_params(r, arena, ptrs);
     CUlaunchConfig cfg = {.gridDimX = r->grid[0],
                           .gridDimY = r->grid[1],
                           .gridDimZ = r->grid[2],
@@ -165,7 +172,7 @@ CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUst
                           .blockDimZ = r->block[2],
                           .sharedMemBytes = r->smem,
                           .hStream = stream,
-                          .attrs = (CUlaunchAttribute *)(void *)(arena + r->attr_off),
-                          .numAttrs = r->nattrs};
+                          .attrs = attrs,
+                          .numAttrs = nattrs};
     return AUDITED(enc_drv.launchKernelEx(&cfg, r->f, params, NULL));
 }

@@ -25,5 +25,9 @@ void enc_stream_check_attrs(enc_stream_state *st);
 int enc_stream_priority_like_capture(enc_stream_state *st);
 /* Issue one recorded launch (its bytes in `arena`) on `stream`. */
 CUresult enc_stream_issue_rec(const enc_rec *r, const unsigned char *arena, CUstream stream);
+/* ... a kernel launch, through cuLaunchKernelEx with these attributes instead of its own (the driver may
+ * write values back into them: a device-updatable node's handle). */
+CUresult enc_stream_issue_rec_with(const enc_rec *r, const unsigned char *arena, CUstream stream,
+                                   CUlaunchAttribute *attrs, unsigned nattrs);
 
 #endif

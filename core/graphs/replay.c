@@ -152,6 +152,13 @@ static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
     return best;
 }
 
+/* g's record i follows held launch h (of arena), now written into its node: its arguments, grid, fingerprint. */
+static void follow(enc_graph *g, uint32_t i, const enc_rec *h, const unsigned char *arena) {
+    memcpy(g->arena + g->recs[i].arg_off, arena + h->arg_off, h->L->argbytes);
+    memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
+    g->recs[i].afp = h->afp;
+}
+
 /* Write the held launches' arguments (and ops) into g's graph where they
  * differ. g's recorded arguments follow every node patched, so g stays exact
  * even when a later node's patch fails. *op_failed: the refused patch was an
@@ -183,9 +190,7 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
         if (r != CUDA_SUCCESS) break;
         (*written)++;
         if (!h->L->is_op && memcmp(g->recs[i].grid, h->grid, sizeof h->grid)) (*grid)++;
-        memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
-        memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
-        g->recs[i].afp = h->afp;
+        follow(g, i, h, seq->arena);
     }
     g->args_key = enc_args_key(g->recs, g->len); /* once, for every node patched */
     return r;
@@ -203,7 +208,7 @@ static CUresult patch_dev(const enc_stream_state *st, const enc_graph *g, enc_de
         if (k < 0) return CUDA_ERROR_INVALID_VALUE; /* the slot is sized for every record: it cannot happen */
         if (k == 0) continue;
         (*written)++;
-        if (memcmp(g->recs[i].grid, h->grid, sizeof h->grid)) (*grid)++;
+        if (k & ENC_DEV_CHANGED_GRID) (*grid)++;
     }
     return CUDA_SUCCESS;
 }
@@ -211,12 +216,7 @@ static CUresult patch_dev(const enc_stream_state *st, const enc_graph *g, enc_de
 /* The device-patched launch went out: g's records take the held launches' arguments and grids. */
 static void patched_dev(const enc_stream_state *st, enc_graph *g) {
     const enc_seq *seq = &st->seq;
-    for (uint32_t i = 0; i < seq->n; i++) {
-        const enc_rec *h = &seq->recs[i];
-        memcpy(g->arena + g->recs[i].arg_off, seq->arena + h->arg_off, h->L->argbytes);
-        memcpy(g->recs[i].grid, h->grid, sizeof h->grid);
-        g->recs[i].afp = h->afp;
-    }
+    for (uint32_t i = 0; i < seq->n; i++) follow(g, i, &seq->recs[i], seq->arena);
     g->args_key = enc_args_key(g->recs, g->len);
 }
 
