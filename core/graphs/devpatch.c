@@ -17,8 +17,16 @@
  * (a counter per graph, in device memory, that the host mirrors): launch k takes slot k % slots, which the
  * host fills before launch k and writes again only once the updater marked it done. A slot the GPU has
  * not taken yet (the host more than a ring ahead of the GPU on one graph) is never waited for: the held
- * launches go out eagerly. A graph launch that fails leaves the count where it was. Graphs with copies,
- * memsets, event nodes or launch attributes are captured and patched as before. */
+ * launches go out eagerly. A graph launch that fails leaves the count where it was.
+ *
+ * A launch's own attributes (a cluster shape, programmatic serialization) are captured with the device-updatable
+ * one; where the driver refuses that capture, graphs of launches with attributes are captured as before from then
+ * on (enc_devpatch_refused): one info line, and the graph captured again without. Graphs with copies, memsets or
+ * event nodes are not device-patched: on the H200 (driver 580.159.04, 2026-11-29 call 94) the updater's every
+ * update in such a graph was refused on the GPU (cudaErrorInvalidValue), its nodes left as they were, and the
+ * results changed (PyTorch training, HF generate, the differential test), while graphs of kernels alone took
+ * theirs. A refusal is seen only after the launch ran: the first one switches device patches off for good
+ * (enc_devpatch_broken: their graphs dropped at their next replay, one warning). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,6 +55,8 @@ typedef struct dev_ctx {
 
 static dev_ctx ctxs[DEV_CTXS];
 static int nctx;
+static unsigned refused; /* ENC_DEV_KIND_*: kinds of graph whose capture the driver refused (atomic) */
+static int broken;       /* the GPU refused an update: device patches off (atomic) */
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
@@ -125,14 +135,33 @@ void enc_devpatch_context_gone(CUcontext ctx) {
     pthread_mutex_unlock(&dev_mu);
 }
 
+unsigned enc_devpatch_kinds(const enc_graph *g) {
+    unsigned k = 0;
+    for (uint32_t i = 0; i < g->len; i++)
+        k |= g->recs[i].L->is_op ? ENC_DEV_KIND_OPS : g->recs[i].nattrs ? ENC_DEV_KIND_ATTRS : ENC_DEV_KIND_KERNELS;
+    return k;
+}
+
 int enc_devpatch_wanted(const enc_graph *g, CUcontext ctx) {
     if (!enc_opt.device_patch || !enc_opt.patch || g->len == 0 || g->len > DEV_MAX_RECS) return 0;
-    for (uint32_t i = 0; i < g->len; i++)
-        if (g->recs[i].L->is_op || g->recs[i].nattrs) return 0;
+    unsigned k = enc_devpatch_kinds(g);
+    if ((k & ENC_DEV_KIND_OPS) || (k & __atomic_load_n(&refused, __ATOMIC_RELAXED)) || enc_devpatch_broken())
+        return 0; /* stream operations (refused on the GPU, above), or a kind the driver refused */
     pthread_mutex_lock(&dev_mu);
     int ok = ctx_entry(ctx) != NULL;
     pthread_mutex_unlock(&dev_mu);
     return ok;
+}
+
+void enc_devpatch_refused(const enc_graph *g, CUresult r) {
+    unsigned k = enc_devpatch_kinds(g) & ENC_DEV_KIND_ATTRS;
+    if (!k) k = ENC_DEV_KIND_KERNELS | ENC_DEV_KIND_ATTRS; /* plain kernels: every kind */
+    unsigned was = __atomic_fetch_or(&refused, k, __ATOMIC_RELAXED);
+    if ((was | k) != was)
+        enc_log(ENC_LOG_INFO,
+                "ENCORE_DEVICE_PATCH: the driver refused to capture a graph of %s device-updatable (CUDA error %d); "
+                "such graphs are patched from the host",
+                k == ENC_DEV_KIND_ATTRS ? "kernels with launch attributes" : "kernels", (int)r);
 }
 
 enc_devgraph *enc_devpatch_new(const enc_graph *g, CUcontext ctx) {
@@ -204,12 +233,15 @@ CUresult enc_devpatch_capture(enc_devgraph *d, const enc_graph *g, CUstream s) {
     void *uargs[4] = {&d->ring_d, &mask, &bytes, &counter};
     CUresult r = AUDITED(enc_drv.launchKernel(c->fn, 1, 1, 1, ENC_DEV_UPDATER_THREADS, 1, 1, 0, s, uargs, NULL));
     for (uint32_t i = 0; i < g->len && r == CUDA_SUCCESS; i++) {
-        CUlaunchAttribute at;
-        memset(&at, 0, sizeof at);
-        at.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
-        at.value.deviceUpdatableKernelNode.deviceUpdatable = 1;
-        r = enc_stream_issue_rec_with(&g->recs[i], g->arena, s, &at, 1); /* its own attributes: none (wanted) */
-        d->nodes[i] = at.value.deviceUpdatableKernelNode.devNode;        /* the driver writes the node's handle back */
+        const enc_rec *rec = &g->recs[i];
+        CUlaunchAttribute at[ENC_MAX_ATTRS + 1]; /* its own, then the device-updatable one */
+        if (rec->nattrs) memcpy(at, g->arena + rec->attr_off, rec->nattrs * sizeof at[0]);
+        CUlaunchAttribute *du = &at[rec->nattrs];
+        memset(du, 0, sizeof *du);
+        du->id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+        du->value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+        r = enc_stream_issue_rec_with(rec, g->arena, s, at, rec->nattrs + 1);
+        d->nodes[i] = du->value.deviceUpdatableKernelNode.devNode; /* the driver writes the node's handle back */
         if (r == CUDA_SUCCESS && !d->nodes[i]) r = CUDA_ERROR_NOT_SUPPORTED;
     }
     return r;
@@ -220,10 +252,14 @@ CUresult enc_devpatch_capture(enc_devgraph *d, const enc_graph *g, CUstream s) {
 enc_dev_slot *enc_devpatch_slot(enc_devgraph *d) {
     enc_dev_slot *s = (enc_dev_slot *)(d->ring + (size_t)(*d->launched & d->mask) * d->slot_bytes);
     if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) return NULL; /* the GPU has not taken it: no wait */
-    if (__builtin_expect(s->rc != 0, 0))
-        ENC_WARN_ONCE("the GPU refused a device-side patch (error %d): ENCORE_DEVICE_PATCH is not to be trusted on "
-                      "this driver; please report it",
+    if (__builtin_expect(s->rc != 0, 0)) { /* that launch ran with its nodes as they were: too late to mend */
+        __atomic_store_n(&broken, 1, __ATOMIC_RELAXED);
+        ENC_WARN_ONCE("the GPU refused a device-side patch (error %d): a launch may have run with stale arguments; "
+                      "device patches are off from now on (ENCORE_DEVICE_PATCH is not to be trusted on this driver; "
+                      "please report it)",
                       (int)s->rc);
+        return NULL;
+    }
     s->n = 0;
     s->rc = 0;
     s->values = d->slot_bytes;
@@ -253,6 +289,8 @@ int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec
     }
     return changed;
 }
+
+int enc_devpatch_broken(void) { return __atomic_load_n(&broken, __ATOMIC_RELAXED); }
 
 void enc_devpatch_launching(enc_dev_slot *s) { __atomic_store_n(&s->done, 0, __ATOMIC_RELEASE); }
 

@@ -20,12 +20,23 @@ typedef struct enc_devgraph {
     CUgraphDeviceNode nodes[]; /* one a record */
 } enc_devgraph;
 
-/* Whether g (its records, before capture) is to be captured device-patched on ctx: the option, patching, only
- * kernel launches without attributes, at most ENC_DEV_UPDATER_THREADS of them, and the updater loaded there. */
+/* What g's records are: kernel launches without attributes, with attributes, stream operations (copies,
+ * memsets, event records and waits). */
+#define ENC_DEV_KIND_KERNELS 1u
+#define ENC_DEV_KIND_ATTRS 2u
+#define ENC_DEV_KIND_OPS 4u
+unsigned enc_devpatch_kinds(const enc_graph *g);
+/* Whether g (its records, before capture) is to be captured device-patched on ctx: the option, patching, kernel
+ * launches only (no stream operation: devpatch.c), at most DEV_MAX_RECS, no kind the driver refused, device
+ * patches not broken, and the updater loaded there. */
 int enc_devpatch_wanted(const enc_graph *g, CUcontext ctx);
+/* The driver refused to capture or instantiate g device-patched (error r): graphs of its kind (launches with
+ * attributes; plain kernels: every kind) are captured as before from then on. One info line a kind. */
+void enc_devpatch_refused(const enc_graph *g, CUresult r);
 /* Its ring and counter (before the capture), or NULL (then it is captured as any other). */
 enc_devgraph *enc_devpatch_new(const enc_graph *g, CUcontext ctx);
-/* During the capture on `s`: the updater first, then each record with the device-updatable attribute. */
+/* During the capture on `s`: the updater first, then each record with its own attributes and the
+ * device-updatable one. */
 CUresult enc_devpatch_capture(enc_devgraph *d, const enc_graph *g, CUstream s);
 /* `ring`: free its ring too (not while a launch of its graph may still run: a destroy the program's capture
  * deferred). */
@@ -33,7 +44,8 @@ void enc_devpatch_free(enc_devgraph *d, int ring);
 /* ctx was destroyed: its updater, counters and rings went with it (its graphs are dropped). */
 void enc_devpatch_context_gone(CUcontext ctx);
 
-/* A replay: the next slot, or NULL when the GPU has not taken it yet (the held launches go out eagerly). */
+/* A replay: the next slot, or NULL when the GPU has not taken it yet (the held launches go out eagerly) or
+ * refused an update in it (then device patches are broken: one warning). */
 enc_dev_slot *enc_devpatch_slot(enc_devgraph *d);
 /* Add to slot s what makes g's node i held launch h (of arena), where g's record is `was` (of was_arena): once a
  * node was patched, every launch's slot carries its whole argument bytes (and its grid, once that was patched),
@@ -44,6 +56,8 @@ enc_dev_slot *enc_devpatch_slot(enc_devgraph *d);
 #define ENC_DEV_CHANGED_GRID 2
 int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena);
+/* The GPU refused an update once: no device-patched graph is captured or replayed from then on. */
+int enc_devpatch_broken(void);
 /* Before the graph launch (the slot is the GPU's from now), and after it: `ok` the launch went out. */
 void enc_devpatch_launching(enc_dev_slot *s);
 void enc_devpatch_launched(enc_devgraph *d, enc_dev_slot *s, int ok);

@@ -1,4 +1,4 @@
-/* encore: learning: candidates, capture, and a graph's kernel nodes.
+/* encore: learning: candidates and capture.
  *
  * When a sequence ends, its hash is counted as a candidate; a sequence seen
  * ENCORE_MIN_REPEATS times is captured from its recorded copies (never by
@@ -20,6 +20,7 @@
 #include "base/driver.h"
 #include "base/guard.h"
 #include "base/log.h"
+#include "core/graphs/chain.h"
 #include "core/graphs/devpatch.h"
 #include "core/graphs/graphs.h"
 #include "core/graphs/issue.h"
@@ -114,123 +115,6 @@ void enc_core_wide_call_end(void) {
     if (in_wide_call && !--in_wide_call) pthread_rwlock_unlock(&capture_rw);
 }
 
-/* ---- a graph's kernel nodes, for patching ------------------------------------------- */
-
-/* node's type, for a debug line (-1 if the driver does not say). */
-static int node_type(CUgraphNode node) {
-    CUgraphNodeType type;
-    return enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS ? (int)type : -1;
-}
-
-/* node's dependencies (at most *nd into d), of any edge kind: a
- * programmatic edge orders the nodes as a plain one does, for this purpose. */
-static CUresult node_dependencies(CUgraphNode node, CUgraphNode *d, size_t *nd) {
-    if (!enc_drv.graphNodeGetDependenciesEdges) return enc_drv.graphNodeGetDependencies(node, d, nd);
-    CUgraphEdgeData edges[2];
-    return *nd <= 2 ? enc_drv.graphNodeGetDependenciesEdges(node, d, edges, nd) : CUDA_ERROR_INVALID_VALUE;
-}
-
-/* Each node's single dependency, as an index into all[] (-1: none). 0 if a
- * node has more than one, or one outside all[]. */
-static int dependency_indices(CUgraphNode *all, uint32_t n, int32_t *dep) {
-    for (uint32_t i = 0; i < n; i++) {
-        CUgraphNode d[2];
-        size_t nd = 2;
-        CUresult r = node_dependencies(all[i], d, &nd);
-        if (r != CUDA_SUCCESS) {
-            ENC_DEBUG("a graph of %u nodes cannot be walked: the dependencies of node %u (type %d) were refused "
-                      "(CUDA error %d)",
-                      n, i, node_type(all[i]), (int)r);
-            return 0;
-        }
-        dep[i] = -1;
-        for (uint32_t j = 0; nd == 1 && j < n; j++)
-            if (all[j] == d[0]) dep[i] = (int32_t)j;
-        if (nd > 1 || (nd == 1 && dep[i] < 0)) {
-            ENC_DEBUG("a graph of %u nodes is not a chain: node %u (type %d) has %zu dependencies", n, i,
-                      node_type(all[i]), nd);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Is `node` the kernel node of launch r (kernel, configuration, argument
- * bytes)? Sets *func to the function the node names. */
-static int node_is_launch(CUgraphNode node, const enc_rec *r, const unsigned char *arena, CUfunction *func) {
-    CUgraphNodeType type;
-    CUDA_KERNEL_NODE_PARAMS_v1 kp;
-    const enc_layout *L = r->L;
-    if (L->is_op) {
-        *func = NULL;
-        return enc_op_node_ok(node, r);
-    }
-    int ok = enc_drv.graphNodeGetType(node, &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL &&
-             enc_drv.graphKernelNodeGetParams(node, &kp) == CUDA_SUCCESS && (kp.func == r->f || L->is_kernel) &&
-             kp.gridDimX == r->grid[0] && kp.gridDimY == r->grid[1] && kp.gridDimZ == r->grid[2] &&
-             kp.blockDimX == r->block[0] && kp.blockDimY == r->block[1] && kp.blockDimZ == r->block[2] &&
-             kp.sharedMemBytes == r->smem && (L->nparams == 0 || kp.kernelParams);
-    for (uint32_t j = 0; ok && j < L->nparams; j++)
-        ok = kp.kernelParams[j] &&
-             memcmp(kp.kernelParams[j], arena + r->arg_off + L->off[j], enc_layout_size(L, j)) == 0;
-    if (!ok || !kp.func) return 0; /* a patch must name the node's function */
-    *func = kp.func;
-    return 1;
-}
-
-/* Walk the chain from its root: chain[i] is the node that depends on
- * chain[i - 1] alone, checked against launch i. */
-static int walk_chain(CUgraphNode *all, const int32_t *dep, const enc_rec *recs, const unsigned char *arena, uint32_t n,
-                      enc_graph_node *chain) {
-    int32_t prev = -1;
-    for (uint32_t i = 0; i < n; i++) {
-        int32_t next = -1;
-        for (uint32_t j = 0; j < n; j++)
-            if (dep[j] == prev) {
-                if (next >= 0) return 0; /* a fork: not a chain */
-                next = (int32_t)j;
-            }
-        if (next < 0) return 0;
-        chain[i].node = all[next];
-        prev = next;
-        if (!node_is_launch(chain[i].node, &recs[i], arena, &chain[i].func)) {
-            ENC_DEBUG("graph node %u of %u (type %d) is not its launch %s", i, n, node_type(chain[i].node),
-                      recs[i].L->name);
-            return 0;
-        }
-        chain[i].ev = enc_op_event(&recs[i], arena);
-    }
-    return 1;
-}
-
-/* The kernel nodes of a graph captured from recs[0..n), in launch order, or
- * NULL. Capturing one stream gives a chain: node i depends on node i - 1
- * alone. Each node is checked against its launch (kernel, function,
- * arguments), so a node is patched only where it is certain which launch it
- * is. */
-static enc_graph_node *chain_nodes(CUgraph g, const enc_rec *recs, const unsigned char *arena, uint32_t n) {
-    if (!enc_drv.graphGetNodes || !enc_drv.graphNodeGetDependencies || !enc_drv.graphNodeGetType ||
-        !enc_drv.graphKernelNodeGetParams || !enc_drv.graphExecKernelNodeSetParams)
-        return NULL;
-    size_t cnt = 0;
-    if (enc_drv.graphGetNodes(g, NULL, &cnt) != CUDA_SUCCESS || cnt != n) {
-        ENC_DEBUG("a graph captured from %u launches has %zu nodes", n, cnt);
-        return NULL;
-    }
-    CUgraphNode *all = malloc(n * sizeof *all);
-    enc_graph_node *chain = malloc(n * sizeof *chain);
-    int32_t *dep = malloc(n * sizeof *dep);
-    int ok = all && chain && dep && enc_drv.graphGetNodes(g, all, &cnt) == CUDA_SUCCESS && cnt == n;
-    ok = ok && dependency_indices(all, n, dep) && walk_chain(all, dep, recs, arena, n, chain);
-    free(all);
-    free(dep);
-    if (!ok) {
-        free(chain);
-        return NULL;
-    }
-    return chain;
-}
-
 /* ---- capture ----------------------------------------------------------------------- */
 
 /* Per context: encore's capture stream, and the placeholder event its event
@@ -306,11 +190,45 @@ static enc_graph *copy_sequence(const enc_seq *seq) {
 /* Capture g's launches on encore's private stream of st's context, and
  * instantiate the graph. Returns NULL, or what failed (its CUDA error in
  * *err). *t_captured: when the capture ended. With capture_rw held. */
+/* One capture of g's launches on `priv` (dev: device-patched, devpatch.c) and its instantiation; *cg: the
+ * captured graph (the caller destroys it). Returns NULL, or what failed (its CUDA error in *err). */
+static const char *capture_once(enc_graph *g, CUstream priv, CUevent ph, enc_devgraph *dev, unsigned long long flags,
+                                CUgraph *cg, CUresult *err, uint64_t *t_captured) {
+    const char *what = NULL;
+    CUresult r = enc_drv.streamBeginCapture(priv, CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (r != CUDA_SUCCESS) {
+        *err = r;
+        return "cuStreamBeginCapture";
+    }
+    if (dev) r = enc_devpatch_capture(dev, g, priv);
+    for (uint32_t i = 0; !dev && i < g->len && r == CUDA_SUCCESS; i++)
+        r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1, ph)
+                                : enc_stream_issue_rec(&g->recs[i], g->arena, priv);
+    CUresult re = enc_drv.streamEndCapture(priv, cg);
+    if (r != CUDA_SUCCESS)
+        what = "a launch during capture";
+    else if (re != CUDA_SUCCESS) {
+        what = "cuStreamEndCapture";
+        r = re;
+    }
+    *t_captured = enc_now_ns();
+    if (!what && (r = enc_drv.graphInstantiate(&g->exec, *cg, flags)) != CUDA_SUCCESS) {
+        what = "cuGraphInstantiate";
+        g->exec = NULL;
+    }
+    *err = r;
+    return what;
+}
+
+/* Capture g's launches on encore's private stream of st's context, and
+ * instantiate the graph. Returns NULL, or what failed (its CUDA error in
+ * *err). *t_captured: when the capture ended. With capture_rw held. */
 static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsigned long long flags, CUresult *err,
                                  uint64_t *t_captured) {
     const char *what = NULL;
     CUresult r = CUDA_SUCCESS;
     CUgraph cg = NULL;
+    *t_captured = enc_now_ns();
     ENC_GUARDED {
         int pushed = enc_stream_enter_ctx(st);
         CUstream priv = private_stream(st->ctx);
@@ -319,38 +237,25 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
         CUevent ph = enc_graph_has_event_op(g) && enc_op_events_patchable() ? placeholder_event(st->ctx) : NULL;
         /* ENCORE_DEVICE_PATCH: the updater first, the launches device-updatable (devpatch.c) */
         enc_devgraph *dev = priv && enc_devpatch_wanted(g, st->ctx) ? enc_devpatch_new(g, st->ctx) : NULL;
+        g->ctx = st->ctx;
         if (!priv) {
             what = "creating encore's capture stream";
             r = CUDA_ERROR_UNKNOWN;
-        }
-        if (!what && (r = enc_drv.streamBeginCapture(priv, CU_STREAM_CAPTURE_MODE_RELAXED)) != CUDA_SUCCESS)
-            what = "cuStreamBeginCapture";
-        if (!what && dev) r = enc_devpatch_capture(dev, g, priv);
-        if (!what) {
-            for (uint32_t i = 0; !dev && i < g->len && r == CUDA_SUCCESS; i++)
-                r = g->recs[i].L->is_op ? enc_op_issue(&g->recs[i], g->arena, priv, 1, ph)
-                                        : enc_stream_issue_rec(&g->recs[i], g->arena, priv);
-            CUresult re = enc_drv.streamEndCapture(priv, &cg);
-            if (r != CUDA_SUCCESS)
-                what = "a launch during capture";
-            else if (re != CUDA_SUCCESS) {
-                what = "cuStreamEndCapture";
-                r = re;
-            }
-        }
-        *t_captured = enc_now_ns();
-        g->ctx = st->ctx;
-        if (!what && (r = enc_drv.graphInstantiate(&g->exec, cg, flags)) != CUDA_SUCCESS) {
-            what = "cuGraphInstantiate";
-            g->exec = NULL;
-        }
+        } else if (dev && (what = capture_once(g, priv, ph, dev, flags, &cg, &r, t_captured)) != NULL) {
+            enc_devpatch_refused(g, r); /* that kind is captured as before from now on, this graph too */
+            enc_devpatch_free(dev, 1);
+            dev = NULL;
+            if (cg) enc_drv.graphDestroy(cg);
+            cg = NULL;
+            what = capture_once(g, priv, ph, NULL, flags, &cg, &r, t_captured);
+        } else if (!dev)
+            what = capture_once(g, priv, ph, NULL, flags, &cg, &r, t_captured);
         if (!what && dev) { /* patched through its ring: knodes only say it is patchable */
-            if ((g->knodes = calloc(g->len, sizeof *g->knodes)) != NULL) {
+            if ((g->knodes = calloc(g->len, sizeof *g->knodes)) != NULL)
                 for (uint32_t i = 0; i < g->len; i++) g->knodes[i].func = g->recs[i].f;
-                g->dev = dev;
-                dev = NULL;
-            }
-        } else if (!what && enc_opt.patch && (g->knodes = chain_nodes(cg, g->recs, g->arena, g->len)) != NULL) {
+            g->dev = dev; /* the updater reads its ring at every launch, patched or not: kept as long as the exec */
+            dev = NULL;
+        } else if (!what && enc_opt.patch && (g->knodes = enc_chain_nodes(cg, g->recs, g->arena, g->len)) != NULL) {
             g->graph = cg; /* kept: its node handles name the nodes to patch */
             cg = NULL;
         }

@@ -236,9 +236,12 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
     uint32_t written = 0;
     uint64_t t0 = enc_now_ns(); /* with last_used below: the replay's cost (report's time) */
     enc_dev_slot *slot = NULL;
-    if (g->dev && !(slot = enc_devpatch_slot(g->dev))) { /* the GPU has not taken its slot yet: eagerly */
+    if (g->dev && (enc_devpatch_broken() || !(slot = enc_devpatch_slot(g->dev)))) {
         enc_stream_end_issue(st, pushed, side);
-        ENC_TSTAT_ADD(device_ring_full, 1);
+        if (enc_devpatch_broken()) /* the GPU refused an update (devpatch.c): its graphs go */
+            enc_store_drop_graph(&st->store, g, 0);
+        else /* the GPU has not taken its slot yet: eagerly */
+            ENC_TSTAT_ADD(device_ring_full, 1);
         return 0;
     }
     CUresult r = slot    ? patch_dev(st, g, slot, &written, &grid)

@@ -171,7 +171,8 @@ class Runner:
         # steps timed as a GPU's would be (ENCORE_SELF_CHECK: its tests set it,
         # and check from the first 64 steps on, not after a second of replays).
         self.encore_extra = {"ENCORE_MAX_GAP": "10s", "ENCORE_SELF_CHECK": "0", "ENCORE_SELF_CHECK_AFTER": "0"}
-        for kv in args.encore_env:
+        # RUN_DIFF_ENCORE_ENV="K=V ...": the whole suite under a setting (a trial's), each test's own on top.
+        for kv in os.environ.get("RUN_DIFF_ENCORE_ENV", "").split() + list(args.encore_env):
             k, v = parse_kv(kv, "--encore-env")
             self.encore_extra[k] = v
 

@@ -1073,7 +1073,7 @@ static __thread sim_gsnap *t_running; /* the graph this worker runs a node of */
  * SIMCUDA_DEVNODE_AT_LAUNCH=1 a launch keeps what the graph held when it was launched (the other reading). */
 static void devnode_refresh(sim_gsnap *g, int i) {
     static int at_launch = -1;
-    if (at_launch < 0) at_launch = sim_env_code("SIMCUDA_DEVNODE_AT_LAUNCH", 0) != 0;
+    if (at_launch < 0) at_launch = sim_env_code("SIMCUDA_DEVNODE_AT_LAUNCH", 1) != 0;
     if (at_launch) return;
     sim_kcall *k = &g->works[i].u.k;
     pthread_mutex_lock(&g_mu);
@@ -1138,6 +1138,12 @@ static int devnode_change(sim_kcall *k, uint32_t offset, uint32_t size, const vo
 int sim_devnode_apply(uint64_t node, uint32_t offset, uint32_t size, const void *value, const unsigned grid[3]) {
     sim_gsnap *g = t_running;
     if (!g || !node) return 1;
+    /* A graph with nodes other than kernels (copies, memsets, event records and waits): refused, as the H200
+     * (driver 580.159.04, 2026-11-29 call 94) refused every device update in such graphs (cudaErrorInvalidValue,
+     * the nodes left as they were: wrong results), and none in graphs of kernels alone. Whether the other nodes
+     * or their host-side patches cause it is not known: refused either way. */
+    for (int j = 0; j < g->n; j++)
+        if (g->works[j].kind != W_KERNEL) return 1;
     int i = 0;
     while (i < g->n && !(g->works[i].kind == W_KERNEL && g->works[i].u.k.dev_node == node)) i++;
     if (i == g->n) return 1;

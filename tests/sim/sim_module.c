@@ -692,10 +692,17 @@ static CUresult launch_attrs(CUfunction hf, unsigned gx, unsigned gy, unsigned g
                    attrs[i].value.deviceUpdatableKernelNode.deviceUpdatable) {
             /* graphs only: under capture the node gets a device handle, written back into the caller's
              * attribute (an H200, driver 13.0: tests/bench/devupdate_driver_probe.c); outside a capture
-             * refused (not probed on a GPU) */
+             * refused (not probed on a GPU). SIMCUDA_DEVNODE_ALONE=1: refused beside any other attribute (a
+             * driver that allows it with none only; not seen) */
             pthread_mutex_lock(&g_mu);
             bool capturing = s->cap != NULL;
             pthread_mutex_unlock(&g_mu);
+            static int alone = -1;
+            if (alone < 0) alone = sim_env_code("SIMCUDA_DEVNODE_ALONE", 1) != 0;
+            if (alone && nattrs > 1) {
+                sim_work_release(&w);
+                return CUDA_ERROR_NOT_SUPPORTED;
+            }
             if (!capturing) {
                 sim_work_release(&w);
                 return CUDA_ERROR_INVALID_VALUE;
