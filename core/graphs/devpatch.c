@@ -273,20 +273,24 @@ int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec
     int grid = memcmp(h->grid, was->grid, sizeof h->grid) != 0;
     int changed = (args ? ENC_DEV_CHANGED_ARGS : 0) | (grid ? ENC_DEV_CHANGED_GRID : 0);
     d->dirty[i] |= (uint8_t)changed;
-    if ((d->dirty[i] & ENC_DEV_CHANGED_ARGS) && n) { /* the bytes go below the last ones, from the slot's end down */
+    /* One entry a node, its bytes and its grid together: one updater thread applies both, one after the other
+     * (two threads changing one node at once is nowhere said to be safe). */
+    uint32_t kind = ((d->dirty[i] & ENC_DEV_CHANGED_ARGS) && n ? ENC_DEV_PARAM : 0) |
+                    (d->dirty[i] & ENC_DEV_CHANGED_GRID ? ENC_DEV_GRID : 0);
+    if (!kind) return changed;
+    enc_dev_update u = {.node = (uint64_t)(uintptr_t)d->nodes[i],
+                        .kind = kind,
+                        .grid = {h->grid[0], h->grid[1], h->grid[2]}};
+    if (kind & ENC_DEV_PARAM) { /* the bytes go below the last ones, from the slot's end down */
         uint32_t at = (s->values - n) & ~7u;
-        if (at < sizeof(enc_dev_slot) + (s->n + 2) * sizeof(enc_dev_update)) return -1;
+        if (at < sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update)) return -1;
         memcpy((unsigned char *)s + at, arena + h->arg_off, n);
         s->values = at;
-        s->u[s->n++] = (enc_dev_update){
-            .node = (uint64_t)(uintptr_t)d->nodes[i], .kind = ENC_DEV_PARAM, .offset = 0, .size = n, .value_off = at};
-    }
-    if (d->dirty[i] & ENC_DEV_CHANGED_GRID) {
-        if (sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update) > s->values) return -1;
-        s->u[s->n++] = (enc_dev_update){.node = (uint64_t)(uintptr_t)d->nodes[i],
-                                        .kind = ENC_DEV_GRID,
-                                        .grid = {h->grid[0], h->grid[1], h->grid[2]}};
-    }
+        u.size = n;
+        u.value_off = at;
+    } else if (sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update) > s->values)
+        return -1;
+    s->u[s->n++] = u;
     return changed;
 }
 

@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ENC_DEV_PARAM = 0, ENC_DEV_GRID = 1 };
+enum { ENC_DEV_PARAM = 1, ENC_DEV_GRID = 2 }; /* what an update sets of its node: either or both */
 
 typedef struct enc_dev_update {
     uint64_t node; /* CUgraphDeviceNode */
-    uint32_t kind; /* ENC_DEV_PARAM or ENC_DEV_GRID */
+    uint32_t kind; /* ENC_DEV_PARAM | ENC_DEV_GRID: its bytes first, then its grid, by one thread */
     uint32_t offset, size, value_off;
     uint32_t grid[3];
     uint32_t pad;

@@ -18,9 +18,11 @@ extern "C" __global__ void encore_updater(unsigned char *ring, unsigned mask, un
     if (i < s->n) {
         const enc_dev_update *u = &s->u[i];
         cudaGraphDeviceNode_t node = (cudaGraphDeviceNode_t)u->node;
-        cudaError_t e = u->kind == ENC_DEV_PARAM
-                            ? cudaGraphKernelNodeSetParam(node, u->offset, (unsigned char *)s + u->value_off, u->size)
-                            : cudaGraphKernelNodeSetGridDim(node, dim3(u->grid[0], u->grid[1], u->grid[2]));
+        cudaError_t e = cudaSuccess;
+        if (u->kind & ENC_DEV_PARAM)
+            e = cudaGraphKernelNodeSetParam(node, u->offset, (unsigned char *)s + u->value_off, u->size);
+        if (e == cudaSuccess && (u->kind & ENC_DEV_GRID))
+            e = cudaGraphKernelNodeSetGridDim(node, dim3(u->grid[0], u->grid[1], u->grid[2]));
         if (e != cudaSuccess) atomicCAS((int *)&s->rc, 0, (int)e);
     }
     __syncthreads();

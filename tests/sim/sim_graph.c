@@ -1108,9 +1108,19 @@ static void encore_updater_body(const simcuda_dims *d, void **args) {
     enc_dev_slot *s = (enc_dev_slot *)(ring + (size_t)(*counter & mask) * bytes);
     for (uint32_t i = 0; i < s->n && i < ENC_DEV_UPDATER_THREADS; i++) {
         const enc_dev_update *u = &s->u[i];
-        int rc = u->kind == ENC_DEV_PARAM
-                     ? sim_devnode_apply(u->node, u->offset, u->size, (unsigned char *)s + u->value_off, NULL)
-                     : sim_devnode_apply(u->node, 0, 0, NULL, u->grid);
+        /* Two updates of one node in a launch (two of the updater's threads at once on a GPU): the second is
+         * dropped, the strict reading, as nothing says concurrent updates of one node are safe (2026-11-29 call
+         * 95: two GPU tests changed results while a node's bytes and its grid went by two threads). */
+        int twice = 0;
+        for (uint32_t j = 0; j < i; j++) twice |= s->u[j].node == u->node;
+        if (twice) {
+            if (!s->rc) s->rc = 1;
+            continue;
+        }
+        int rc = 0;
+        if (u->kind & ENC_DEV_PARAM)
+            rc = sim_devnode_apply(u->node, u->offset, u->size, (unsigned char *)s + u->value_off, NULL);
+        if (!rc && (u->kind & ENC_DEV_GRID)) rc = sim_devnode_apply(u->node, 0, 0, NULL, u->grid);
         if (rc && !s->rc) s->rc = rc;
     }
     *counter += 1; /* the count first, as the CUDA updater does */
