@@ -26,7 +26,11 @@
  * update in such a graph was refused on the GPU (cudaErrorInvalidValue), its nodes left as they were, and the
  * results changed (PyTorch training, HF generate, the differential test), while graphs of kernels alone took
  * theirs. A refusal is seen only after the launch ran: the first one switches device patches off for good
- * (enc_devpatch_broken: their graphs dropped at their next replay, one warning). */
+ * (enc_devpatch_broken: their graphs dropped at their next replay, one warning).
+ *
+ * Grids are not patched on the device (replay.c patchable): with a node's bytes and its grid set by two updater
+ * threads at once, two GPU tests changed results without a refusal (call 95); set one after the other by one
+ * thread, the GPU refused the updates (cudaErrorInvalidValue, call 96). Arguments alone are what passed. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>

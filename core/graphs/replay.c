@@ -138,7 +138,10 @@ static enc_graph *patchable(const enc_stream_state *st, uint32_t node) {
         for (; i < seq->n && k < best_k; i++) { /* a graph with as many differences as the best cannot win */
             if (!same_structure(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             if (same_args(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) continue;
-            if (!g->grid_free && memcmp(seq->recs[i].grid, g->recs[i].grid, sizeof seq->recs[i].grid)) break;
+            /* a device-patched graph takes arguments only: a grid and arguments set on one node in one launch
+             * were refused on the H200 (devpatch.c) */
+            if ((!g->grid_free || g->dev) && memcmp(seq->recs[i].grid, g->recs[i].grid, sizeof seq->recs[i].grid))
+                break;
             if (seq->recs[i].nattrs && !attrs_patchable(&seq->recs[i], seq->arena, &g->recs[i])) break;
             if (seq->recs[i].L->is_op && !enc_op_patchable(&seq->recs[i], seq->arena, &g->recs[i], g->arena)) break;
             k++;
