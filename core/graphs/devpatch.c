@@ -113,6 +113,8 @@ static void load(dev_ctx *c) {
     }
     c->state = 1;
     ENC_DEBUG("ENCORE_DEVICE_PATCH: the updater kernel for sm_%d%d is loaded", m->major, m->minor);
+    ENC_WARN_ONCE("ENCORE_DEVICE_PATCH is experimental: earlier forms of it changed results on an H200 "
+                  "(docs/driver-rules.md) and this one has not run on a GPU; keep no result computed with it");
 }
 
 /* ctx's entry, loaded if need be (the current context is ctx), or NULL. With dev_mu held. */
@@ -282,9 +284,8 @@ int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec
     uint32_t kind = ((d->dirty[i] & ENC_DEV_CHANGED_ARGS) && n ? ENC_DEV_PARAM : 0) |
                     (d->dirty[i] & ENC_DEV_CHANGED_GRID ? ENC_DEV_GRID : 0);
     if (!kind) return changed;
-    enc_dev_update u = {.node = (uint64_t)(uintptr_t)d->nodes[i],
-                        .kind = kind,
-                        .grid = {h->grid[0], h->grid[1], h->grid[2]}};
+    enc_dev_update u = {
+        .node = (uint64_t)(uintptr_t)d->nodes[i], .kind = kind, .grid = {h->grid[0], h->grid[1], h->grid[2]}};
     if (kind & ENC_DEV_PARAM) { /* the bytes go below the last ones, from the slot's end down */
         uint32_t at = (s->values - n) & ~7u;
         if (at < sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update)) return -1;
