@@ -185,7 +185,7 @@ static void run_case(const std::string &name, cudaStream_t s, Slot *ring, Slot *
         int k = 0;
         for (int j = 0; j < N; j++) {
             float v = args ? value(it, j) : 0.0f;
-            unsigned gr = grid ? grid_of(it, j) : BLOCKS;
+            unsigned gr = grid ? grid_of(it, j) : (unsigned)BLOCKS;
             if (name == "args+grid-two") { // two entries of one node, applied by two threads at once
                 sl.u[k++] = {g.nodes[j], U_PARAM, v, gr};
                 sl.u[k++] = {g.nodes[j], U_GRID, v, gr};
