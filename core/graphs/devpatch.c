@@ -46,7 +46,7 @@
 #define DEV_SLOTS 8                                /* a graph's ring */
 #define DEV_CTXS 16                                /* contexts with the updater */
 #define DEV_COUNTERS 4096                          /* device-patched graphs a context at once */
-#define DEV_MAX_RECS (ENC_DEV_UPDATER_THREADS / 2) /* two updates a record at most: its bytes, its grid */
+#define DEV_MAX_RECS (ENC_DEV_UPDATER_THREADS / 2) /* records a device-patched graph (one update each) */
 
 typedef struct dev_ctx {
     CUcontext ctx;
@@ -173,7 +173,7 @@ void enc_devpatch_refused(const enc_graph *g, CUresult r) {
 enc_devgraph *enc_devpatch_new(const enc_graph *g, CUcontext ctx) {
     size_t values = 0;
     for (uint32_t i = 0; i < g->len; i++) values += align8(g->recs[i].L->argbytes);
-    size_t slot = align8(sizeof(enc_dev_slot) + 2 * g->len * sizeof(enc_dev_update) + values);
+    size_t slot = align8(sizeof(enc_dev_slot) + g->len * sizeof(enc_dev_update) + values);
     if (slot > UINT32_MAX / DEV_SLOTS) return NULL;
     enc_devgraph *d = calloc(1, sizeof *d + g->len * sizeof d->nodes[0]);
     if (!d || !(d->dirty = calloc(g->len, 1))) {
@@ -275,27 +275,15 @@ enc_dev_slot *enc_devpatch_slot(enc_devgraph *d) {
 int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena) {
     uint32_t n = h->L->argbytes;
-    int args = n && memcmp(arena + h->arg_off, was_arena + was->arg_off, n) != 0;
-    int grid = memcmp(h->grid, was->grid, sizeof h->grid) != 0;
-    int changed = (args ? ENC_DEV_CHANGED_ARGS : 0) | (grid ? ENC_DEV_CHANGED_GRID : 0);
+    int changed = n && memcmp(arena + h->arg_off, was_arena + was->arg_off, n) != 0;
     d->dirty[i] |= (uint8_t)changed;
-    /* One entry a node, its bytes and its grid together: one updater thread applies both, one after the other
-     * (two threads changing one node at once is nowhere said to be safe). */
-    uint32_t kind = ((d->dirty[i] & ENC_DEV_CHANGED_ARGS) && n ? ENC_DEV_PARAM : 0) |
-                    (d->dirty[i] & ENC_DEV_CHANGED_GRID ? ENC_DEV_GRID : 0);
-    if (!kind) return changed;
-    enc_dev_update u = {
-        .node = (uint64_t)(uintptr_t)d->nodes[i], .kind = kind, .grid = {h->grid[0], h->grid[1], h->grid[2]}};
-    if (kind & ENC_DEV_PARAM) { /* the bytes go below the last ones, from the slot's end down */
-        uint32_t at = (s->values - n) & ~7u;
-        if (at < sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update)) return -1;
-        memcpy((unsigned char *)s + at, arena + h->arg_off, n);
-        s->values = at;
-        u.size = n;
-        u.value_off = at;
-    } else if (sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update) > s->values)
-        return -1;
-    s->u[s->n++] = u;
+    if (!d->dirty[i]) return changed;
+    uint32_t at = (s->values - n) & ~7u; /* the bytes go below the last ones, from the slot's end down */
+    if (at < sizeof(enc_dev_slot) + (s->n + 1) * sizeof(enc_dev_update)) return -1;
+    memcpy((unsigned char *)s + at, arena + h->arg_off, n);
+    s->values = at;
+    s->u[s->n++] = (enc_dev_update){
+        .node = (uint64_t)(uintptr_t)d->nodes[i], .kind = ENC_DEV_PARAM, .offset = 0, .size = n, .value_off = at};
     return changed;
 }
 

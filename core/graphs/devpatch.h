@@ -16,7 +16,7 @@ typedef struct enc_devgraph {
     uint32_t slot_bytes, mask; /* slots: mask + 1 (a power of two) */
     int ctx_slot, counter;     /* its context's entry, and its counter there */
     uint64_t *launched;        /* the host's count of the counter's launches (in the context's entry) */
-    uint8_t *dirty;            /* a record: ENC_DEV_CHANGED_* once patched (then set by every slot) */
+    uint8_t *dirty;            /* a record: 1 once patched (then set by every slot) */
     CUgraphDeviceNode nodes[]; /* one a record */
 } enc_devgraph;
 
@@ -47,13 +47,12 @@ void enc_devpatch_context_gone(CUcontext ctx);
 /* A replay: the next slot, or NULL when the GPU has not taken it yet (the held launches go out eagerly) or
  * refused an update in it (then device patches are broken: one warning). */
 enc_dev_slot *enc_devpatch_slot(enc_devgraph *d);
-/* Add to slot s what makes g's node i held launch h (of arena), where g's record is `was` (of was_arena): once a
- * node was patched, every launch's slot carries its whole argument bytes (and its grid, once that was patched),
- * so that each launch sets its nodes itself, whether a launch already queued sees an earlier launch's device
- * updates or not (not probed). Returns what of h differs from `was` (ENC_DEV_CHANGED_ARGS, ENC_DEV_CHANGED_GRID;
- * 0: nothing), or -1 if the slot has no room (it cannot happen: enc_devpatch_new sizes it for every record). */
-#define ENC_DEV_CHANGED_ARGS 1
-#define ENC_DEV_CHANGED_GRID 2
+/* Add to slot s what makes g's node i held launch h (of arena), where g's record is `was` (of was_arena) with the
+ * same grid (grids are not patched on the device: replay.c chooses no device-patched graph for other grids): once
+ * a node was patched, every launch's slot carries its whole argument bytes, so that each launch sets its nodes
+ * itself, whether a launch already queued sees an earlier launch's device updates or not (not probed). Returns 1
+ * if h's arguments differ from `was`, 0 if not, or -1 if the slot has no room (it cannot happen:
+ * enc_devpatch_new sizes it for every record). */
 int enc_devpatch_add(enc_devgraph *d, enc_dev_slot *s, uint32_t i, const enc_rec *h, const unsigned char *arena,
                      const enc_rec *was, const unsigned char *was_arena);
 /* The GPU refused an update once: no device-patched graph is captured or replayed from then on. */

@@ -241,15 +241,14 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
         if (!priv) {
             what = "creating encore's capture stream";
             r = CUDA_ERROR_UNKNOWN;
-        } else if (dev && (what = capture_once(g, priv, ph, dev, flags, &cg, &r, t_captured)) != NULL) {
+        } else if ((what = capture_once(g, priv, ph, dev, flags, &cg, &r, t_captured)) != NULL && dev) {
             enc_devpatch_refused(g, r); /* that kind is captured as before from now on, this graph too */
             enc_devpatch_free(dev, 1);
             dev = NULL;
             if (cg) enc_drv.graphDestroy(cg);
             cg = NULL;
             what = capture_once(g, priv, ph, NULL, flags, &cg, &r, t_captured);
-        } else if (!dev)
-            what = capture_once(g, priv, ph, NULL, flags, &cg, &r, t_captured);
+        }
         if (!what && dev) { /* patched through its ring: knodes only say it is patchable */
             if ((g->knodes = calloc(g->len, sizeof *g->knodes)) != NULL)
                 for (uint32_t i = 0; i < g->len; i++) g->knodes[i].func = g->recs[i].f;
@@ -259,7 +258,6 @@ static const char *capture_graph(const enc_stream_state *st, enc_graph *g, unsig
             g->graph = cg; /* kept: its node handles name the nodes to patch */
             cg = NULL;
         }
-        if (dev) enc_devpatch_free(dev, 1);
         if (!what && ph && (what = enc_graph_name_events(g, ph)) != NULL) r = CUDA_ERROR_UNKNOWN;
         if (cg) enc_drv.graphDestroy(cg);
         enc_stream_leave_ctx(pushed);

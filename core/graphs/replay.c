@@ -202,21 +202,17 @@ static CUresult patch_nodes(const enc_stream_state *st, enc_graph *g, int *op_fa
 /* The same into slot s of g's ring (ENCORE_DEVICE_PATCH, devpatch.c), at every replay of a device-patched graph,
  * exact ones too (a node once patched is set by every launch's slot): the updater applies them on the GPU when
  * the graph runs. g's records are brought up to date only once the launch went out (patched_dev). */
-static CUresult patch_dev(const enc_stream_state *st, const enc_graph *g, enc_dev_slot *s, uint32_t *written,
-                          int *grid) {
+static CUresult patch_dev(const enc_stream_state *st, const enc_graph *g, enc_dev_slot *s, uint32_t *written) {
     const enc_seq *seq = &st->seq;
     for (uint32_t i = 0; i < seq->n; i++) {
-        const enc_rec *h = &seq->recs[i];
-        int k = enc_devpatch_add(g->dev, s, i, h, seq->arena, &g->recs[i], g->arena);
+        int k = enc_devpatch_add(g->dev, s, i, &seq->recs[i], seq->arena, &g->recs[i], g->arena);
         if (k < 0) return CUDA_ERROR_INVALID_VALUE; /* the slot is sized for every record: it cannot happen */
-        if (k == 0) continue;
-        (*written)++;
-        if (k & ENC_DEV_CHANGED_GRID) (*grid)++;
+        *written += (uint32_t)k;
     }
     return CUDA_SUCCESS;
 }
 
-/* The device-patched launch went out: g's records take the held launches' arguments and grids. */
+/* The device-patched launch went out: g's records take the held launches' arguments. */
 static void patched_dev(const enc_stream_state *st, enc_graph *g) {
     const enc_seq *seq = &st->seq;
     for (uint32_t i = 0; i < seq->n; i++) follow(g, i, &seq->recs[i], seq->arena);
@@ -247,7 +243,7 @@ static int replay(enc_stream_state *st, enc_graph *g, int patch) {
             ENC_TSTAT_ADD(device_ring_full, 1);
         return 0;
     }
-    CUresult r = slot    ? patch_dev(st, g, slot, &written, &grid)
+    CUresult r = slot    ? patch_dev(st, g, slot, &written)
                  : patch ? patch_nodes(st, g, &op_failed, &written, &grid)
                          : CUDA_SUCCESS;
     if (written) { /* those before a refusal were written too */
